@@ -1,0 +1,48 @@
+# gpuscale: build, test, benchmark and lint. Tools are built from the Go
+# module proxy into .cache/bin, pinned by version, and reused.
+
+GO            ?= go
+CACHE         := $(CURDIR)/.cache
+BIN           := $(CACHE)/bin
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
+PARITY_DIR    := test/schedulerparity
+# Scheduler parity: random cases compared with the real kube-scheduler plugins.
+PARITY_CASES  ?= 20000
+BENCH         ?= .
+BENCHTIME     ?= 1s
+
+.PHONY: all build test unit parity vet lint bench clean
+
+all: build
+
+build:
+	$(GO) build ./...
+
+## test: vet, lint, unit tests with the race detector, and the scheduler parity suite.
+test: vet lint unit parity
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+parity:
+	cd $(PARITY_DIR) && $(GO) vet ./... && PARITY_CASES=$(PARITY_CASES) $(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+lint: $(STATICCHECK)
+	$(STATICCHECK) ./...
+	cd $(PARITY_DIR) && $(STATICCHECK) ./...
+
+$(STATICCHECK):
+	mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(BIN)/staticcheck $@
+
+## bench: the benchmarks beside the code (BENCH=regexp, BENCHTIME=1s).
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
+
+clean:
+	rm -rf $(CACHE)

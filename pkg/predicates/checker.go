@@ -1,0 +1,131 @@
+// Package predicates answers whether a pod can be placed on a node the way
+// kube-scheduler's filter plugins would: node resources, taints and
+// tolerations, node selector and required node affinity, unschedulable
+// nodes, host ports, volume zones, topology spread (DoNotSchedule) and
+// required inter-pod affinity and anti-affinity.
+//
+// Prepare does per pod what the scheduler does in PreFilter; Check does per
+// node what it does in Filter and allocates nothing. A PodCheck follows the
+// snapshot: when the snapshot changes, the state that depends on other pods
+// and nodes is recomputed on the next Check.
+package predicates
+
+import (
+	"sort"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Checker checks pods against the nodes of one snapshot.
+type Checker struct {
+	snap *snapshot.Snapshot
+}
+
+// New returns a Checker over s.
+func New(s *snapshot.Snapshot) *Checker { return &Checker{snap: s} }
+
+// PodCheck is one pod made ready to be checked against many nodes.
+// It is not safe for concurrent use.
+type PodCheck struct {
+	snap *snapshot.Snapshot
+	pi   *snapshot.PodInfo
+	pod  *v1.Pod
+
+	scalars                []scalarRequest
+	nodeAffinity           nodeaffinity.RequiredNodeAffinity
+	hasNodeAffinity        bool
+	toleratesUnschedulable bool
+
+	// State derived from the rest of the snapshot, valid for generation.
+	generation uint64
+	fresh      bool
+	podFailure Result // a failure that holds on every node (PreFilter)
+	volumes    []volumeTopology
+	spread     spreadState
+	affinity   affinityState
+}
+
+type scalarRequest struct {
+	name v1.ResourceName
+	qty  int64
+}
+
+// discard is the logger handed to component-helpers, which only logs at
+// debug levels we do not surface.
+var discard = logr.Discard()
+
+// Prepare validates pod and computes what checking it needs. An invalid pod
+// is an error that names the field.
+func (c *Checker) Prepare(pod *v1.Pod) (*PodCheck, error) {
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return nil, err
+	}
+	return c.PreparePodInfo(pi), nil
+}
+
+// PreparePodInfo is Prepare for a pod whose PodInfo is already computed.
+func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
+	pod := pi.Pod
+	pc := &PodCheck{snap: c.snap, pi: pi, pod: pod}
+	for name, q := range pi.Requests.Scalar {
+		if q != 0 {
+			pc.scalars = append(pc.scalars, scalarRequest{name, q})
+		}
+	}
+	sort.Slice(pc.scalars, func(i, j int) bool { return pc.scalars[i].name < pc.scalars[j].name })
+	pc.nodeAffinity = nodeaffinity.GetRequiredNodeAffinity(pod)
+	a := pod.Spec.Affinity
+	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
+		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
+	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
+	return pc
+}
+
+// PodInfo returns the pod being checked.
+func (pc *PodCheck) PodInfo() *snapshot.PodInfo { return pc.pi }
+
+// Check tells whether the pod fits on ni, and if not, why. The first failing
+// predicate is reported, in kube-scheduler's filter order.
+func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
+	if !pc.fresh || pc.generation != pc.snap.Generation() {
+		pc.refresh()
+	}
+	if !pc.podFailure.Fits() {
+		return pc.podFailure
+	}
+	if r := pc.checkNodeLocal(ni); !r.Fits() {
+		return r
+	}
+	if r := pc.checkVolumeZone(ni); !r.Fits() {
+		return r
+	}
+	if r := pc.spread.check(pc.pod, ni.Node); !r.Fits() {
+		return r
+	}
+	return pc.affinity.check(pc.pod, ni.Node)
+}
+
+// CheckNodeLocal runs only the checks that depend on the node alone
+// (unschedulable, node name, taints, node affinity, ports, resources).
+// Planners use it to rule nodes out before the full Check.
+func (pc *PodCheck) CheckNodeLocal(ni *snapshot.NodeInfo) Result { return pc.checkNodeLocal(ni) }
+
+// refresh recomputes the state that depends on other pods, nodes, volumes
+// and namespaces: what kube-scheduler computes in PreFilter.
+func (pc *PodCheck) refresh() {
+	pc.generation = pc.snap.Generation()
+	pc.fresh = true
+	pc.podFailure = Result{}
+	pc.volumes = pc.volumes[:0]
+	if r := pc.prepareVolumes(); !r.Fits() {
+		pc.podFailure = r
+		return
+	}
+	pc.spread.prepare(pc.snap, pc.pod, pc.nodeAffinity)
+	pc.affinity.prepare(pc.snap, pc.pi)
+}

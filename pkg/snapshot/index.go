@@ -1,0 +1,81 @@
+package snapshot
+
+import (
+	"sort"
+)
+
+// PodsInNamespace returns the pods of one namespace sorted by name.
+func (s *Snapshot) PodsInNamespace(namespace string) []*PodInfo {
+	return sortedPods(s.byNamespace[namespace])
+}
+
+// PodsWithLabel returns the pods labelled key=value sorted by namespace/name.
+func (s *Snapshot) PodsWithLabel(key, value string) []*PodInfo {
+	return sortedPods(s.byLabel[labelPair{key, value}])
+}
+
+// ForEachPodWithLabel calls fn for every pod labelled key=value, in no
+// particular order, without allocating. Use it where order cannot matter.
+func (s *Snapshot) ForEachPodWithLabel(key, value string, fn func(*PodInfo)) {
+	for pi := range s.byLabel[labelPair{key, value}] {
+		fn(pi)
+	}
+}
+
+// CountPodsWithLabel is the number of pods labelled key=value.
+func (s *Snapshot) CountPodsWithLabel(key, value string) int {
+	return len(s.byLabel[labelPair{key, value}])
+}
+
+// DomainValues returns the values the label key takes across nodes, sorted:
+// the topology domains of that key.
+func (s *Snapshot) DomainValues(key string) []string {
+	values := s.domains[key]
+	out := make([]string, 0, len(values))
+	for v := range values {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NodesInDomain returns the nodes labelled key=value sorted by name.
+func (s *Snapshot) NodesInDomain(key, value string) []*NodeInfo {
+	set := s.domains[key][value]
+	out := make([]*NodeInfo, 0, len(set))
+	for ni := range set {
+		out = append(out, ni)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// NodesWithRequiredAntiAffinity returns the nodes that hold at least one pod
+// with required pod anti-affinity, sorted by name.
+func (s *Snapshot) NodesWithRequiredAntiAffinity() []*NodeInfo {
+	out := make([]*NodeInfo, 0, len(s.antiNodes))
+	for ni := range s.antiNodes {
+		out = append(out, ni)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// HasRequiredAntiAffinityPods reports whether any pod in the snapshot has
+// required pod anti-affinity.
+func (s *Snapshot) HasRequiredAntiAffinityPods() bool { return len(s.antiNodes) > 0 }
+
+func sortedPods(set map[*PodInfo]struct{}) []*PodInfo {
+	out := make([]*PodInfo, 0, len(set))
+	for pi := range set {
+		out = append(out, pi)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Pod, out[j].Pod
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out
+}

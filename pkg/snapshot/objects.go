@@ -1,0 +1,153 @@
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// NodeGroup is a set of nodes that can be grown or shrunk together (an Auto
+// Scaling group, a managed instance group, a kwok group).
+type NodeGroup struct {
+	ID         string
+	MinSize    int
+	MaxSize    int
+	TargetSize int
+	// Template is what a new node of the group looks like; it may be nil for
+	// groups that are never scaled up from the snapshot.
+	Template *v1.Node
+}
+
+func (g *NodeGroup) validate() error {
+	switch {
+	case g.ID == "":
+		return fmt.Errorf("node group: id: must not be empty")
+	case g.MinSize < 0:
+		return fmt.Errorf("node group %s: minSize: must not be negative, got %d", g.ID, g.MinSize)
+	case g.MaxSize < g.MinSize:
+		return fmt.Errorf("node group %s: maxSize: %d is below minSize %d", g.ID, g.MaxSize, g.MinSize)
+	case g.TargetSize < 0:
+		return fmt.Errorf("node group %s: targetSize: must not be negative, got %d", g.ID, g.TargetSize)
+	}
+	if g.Template != nil {
+		if err := validateNode(g.Template); err != nil {
+			return fmt.Errorf("node group %s: template: %w", g.ID, err)
+		}
+	}
+	return nil
+}
+
+// SetNodeGroup adds a node group or replaces the one with the same id.
+func (s *Snapshot) SetNodeGroup(g NodeGroup) error {
+	if err := g.validate(); err != nil {
+		return err
+	}
+	setObject(s, s.groups, g.ID, &g)
+	return nil
+}
+
+// NodeGroup returns the group with the given id, or nil.
+func (s *Snapshot) NodeGroup(id string) *NodeGroup { return s.groups[id] }
+
+// NodeGroups returns every group sorted by id.
+func (s *Snapshot) NodeGroups() []*NodeGroup {
+	out := make([]*NodeGroup, 0, len(s.groups))
+	for _, g := range s.groups {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// NodesInGroup returns the nodes of one group sorted by name.
+func (s *Snapshot) NodesInGroup(id string) []*NodeInfo {
+	var out []*NodeInfo
+	for _, ni := range s.sorted {
+		if ni.Group == id {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
+// SetNamespace adds or replaces a namespace; pod affinity namespace
+// selectors match on its labels.
+func (s *Snapshot) SetNamespace(ns *v1.Namespace) error {
+	if ns == nil || ns.Name == "" {
+		return fmt.Errorf("namespace: metadata.name: must not be empty")
+	}
+	setObject(s, s.namespaces, ns.Name, ns)
+	return nil
+}
+
+// NamespaceLabels returns the labels of a namespace, nil when it is unknown.
+func (s *Snapshot) NamespaceLabels(name string) labels.Set {
+	if ns := s.namespaces[name]; ns != nil {
+		return ns.Labels
+	}
+	return nil
+}
+
+// Namespaces returns every namespace sorted by name.
+func (s *Snapshot) Namespaces() []*v1.Namespace {
+	out := make([]*v1.Namespace, 0, len(s.namespaces))
+	for _, ns := range s.namespaces {
+		out = append(out, ns)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// SetPersistentVolume adds or replaces a PersistentVolume.
+func (s *Snapshot) SetPersistentVolume(pv *v1.PersistentVolume) error {
+	if pv == nil || pv.Name == "" {
+		return fmt.Errorf("persistent volume: metadata.name: must not be empty")
+	}
+	setObject(s, s.pvs, pv.Name, pv)
+	return nil
+}
+
+// PersistentVolume returns a PersistentVolume by name, or nil.
+func (s *Snapshot) PersistentVolume(name string) *v1.PersistentVolume { return s.pvs[name] }
+
+// SetPersistentVolumeClaim adds or replaces a PersistentVolumeClaim.
+func (s *Snapshot) SetPersistentVolumeClaim(pvc *v1.PersistentVolumeClaim) error {
+	if pvc == nil || pvc.Name == "" {
+		return fmt.Errorf("persistent volume claim: metadata.name: must not be empty")
+	}
+	setObject(s, s.pvcs, pvc.Namespace+"/"+pvc.Name, pvc)
+	return nil
+}
+
+// PersistentVolumeClaim returns a claim by namespace and name, or nil.
+func (s *Snapshot) PersistentVolumeClaim(namespace, name string) *v1.PersistentVolumeClaim {
+	return s.pvcs[namespace+"/"+name]
+}
+
+// SetStorageClass adds or replaces a StorageClass.
+func (s *Snapshot) SetStorageClass(sc *storagev1.StorageClass) error {
+	if sc == nil || sc.Name == "" {
+		return fmt.Errorf("storage class: metadata.name: must not be empty")
+	}
+	setObject(s, s.classes, sc.Name, sc)
+	return nil
+}
+
+// StorageClass returns a StorageClass by name, or nil.
+func (s *Snapshot) StorageClass(name string) *storagev1.StorageClass { return s.classes[name] }
+
+// setObject stores v under k and records how to put back what was there.
+func setObject[V any](s *Snapshot, m map[string]*V, k string, v *V) {
+	old, had := m[k]
+	m[k] = v
+	s.changed(change{kind: changeObject, restore: func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	}})
+}
