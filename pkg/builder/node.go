@@ -93,5 +93,14 @@ func (b *GroupBuilder) Target(n int) *GroupBuilder { b.g.TargetSize = n; return 
 // Template sets the node new members look like.
 func (b *GroupBuilder) Template(n *v1.Node) *GroupBuilder { b.g.Template = n; return b }
 
+// Price sets the hourly price of one node.
+func (b *GroupBuilder) Price(perHour float64) *GroupBuilder { b.g.PricePerHour = perHour; return b }
+
+// Spot marks the group as interruptible capacity.
+func (b *GroupBuilder) Spot() *GroupBuilder { b.g.Spot = true; return b }
+
+// InstanceType sets the machine type.
+func (b *GroupBuilder) InstanceType(t string) *GroupBuilder { b.g.InstanceType = t; return b }
+
 // Build returns the group.
 func (b *GroupBuilder) Build() snapshot.NodeGroup { return b.g }

@@ -19,6 +19,12 @@ type NodeGroup struct {
 	// Template is what a new node of the group looks like; it may be nil for
 	// groups that are never scaled up from the snapshot.
 	Template *v1.Node
+	// InstanceType is the machine type of the group's nodes.
+	InstanceType string
+	// PricePerHour is the cost of one node of the group, in dollars.
+	PricePerHour float64
+	// Spot marks groups of interruptible (spot, preemptible) capacity.
+	Spot bool
 }
 
 func (g *NodeGroup) validate() error {
@@ -31,6 +37,8 @@ func (g *NodeGroup) validate() error {
 		return fmt.Errorf("node group %s: maxSize: %d is below minSize %d", g.ID, g.MaxSize, g.MinSize)
 	case g.TargetSize < 0:
 		return fmt.Errorf("node group %s: targetSize: must not be negative, got %d", g.ID, g.TargetSize)
+	case g.PricePerHour < 0:
+		return fmt.Errorf("node group %s: pricePerHour: must not be negative, got %g", g.ID, g.PricePerHour)
 	}
 	if g.Template != nil {
 		if err := validateNode(g.Template); err != nil {
