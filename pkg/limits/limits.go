@@ -42,9 +42,9 @@ func Default() Limits {
 
 // Totals are what the cluster's nodes add up to.
 type Totals struct {
-	Nodes     int
-	MilliCPU  int64
-	Memory    int64 // bytes
+	Nodes      int
+	MilliCPU   int64
+	Memory     int64 // bytes
 	GPUsByType map[string]int64
 }
 
