@@ -1,0 +1,114 @@
+package expander_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+func option(id string, nodes, pods int, cpuUsed int64, price float64) expander.Option {
+	g := builder.NodeGroup(id).Price(price).Template(builder.Node("t-" + id).CPU("8").Memory("32Gi").Build()).Build()
+	return expander.Option{Group: &g, NodeCount: nodes, PodCount: pods,
+		Requested: snapshot.Resource{MilliCPU: cpuUsed, Memory: int64(nodes) * 16 << 30}}
+}
+
+func choose(t *testing.T, spec string, cfg expander.Config, opts ...expander.Option) string {
+	t.Helper()
+	c, err := expander.NewChain(spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := c.Choose(opts)
+	if !ok {
+		t.Fatal("no choice")
+	}
+	return o.Group.ID
+}
+
+func TestStrategies(t *testing.T) {
+	a := option("a", 3, 10, 20000, 1.0) // 24 cpu offered, 20 used
+	b := option("b", 2, 12, 8000, 2.0)  // 16 offered, 8 used
+	c := option("c", 5, 12, 39000, 0.5) // 40 offered, 39 used
+	cases := []struct{ spec, want string }{
+		{"most-pods,least-nodes", "b"},
+		{"least-nodes", "b"},
+		{"least-waste", "c"},
+		{"price", "c"}, // 2.5/12 per pod beats 3/10 and 4/12
+		{"most-pods,price", "c"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.spec, func(t *testing.T) {
+			if got := choose(t, tc.spec, expander.Config{}, a, b, c); got != tc.want {
+				t.Errorf("%s chose %s, want %s", tc.spec, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPriceIgnoresUnpricedGroupsWhenSomeArePriced(t *testing.T) {
+	free := option("unpriced", 1, 1, 1000, 0)
+	paid := option("paid", 1, 1, 1000, 3)
+	if got := choose(t, "price", expander.Config{}, free, paid); got != "paid" {
+		t.Errorf("chose %s, want paid", got)
+	}
+}
+
+func TestRandomIsSeededAndDeterministic(t *testing.T) {
+	opts := []expander.Option{option("a", 1, 1, 0, 0), option("b", 1, 1, 0, 0), option("c", 1, 1, 0, 0)}
+	seen := map[string]bool{}
+	for seed := int64(0); seed < 20; seed++ {
+		first := choose(t, "random", expander.Config{Seed: seed}, opts...)
+		if again := choose(t, "random", expander.Config{Seed: seed}, opts...); again != first {
+			t.Fatalf("seed %d chose %s then %s", seed, first, again)
+		}
+		seen[first] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("20 seeds always chose the same group: %v", seen)
+	}
+}
+
+func TestPriority(t *testing.T) {
+	p, err := expander.ParsePriorities("10:\n  - .*p2-node-group.*\n50:\n  - .*p3-node-group.*\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, p3, other := option("eks-p2-node-group-1", 1, 1, 0, 0), option("eks-p3-node-group-1", 1, 1, 0, 0), option("cpu", 1, 1, 0, 0)
+	if got := choose(t, "priority", expander.Config{Priorities: p}, p2, p3, other); got != "eks-p3-node-group-1" {
+		t.Errorf("chose %s, want the p3 group (priority 50)", got)
+	}
+	if got := choose(t, "priority", expander.Config{Priorities: p}, p2, other); got != "eks-p2-node-group-1" {
+		t.Errorf("without p3 chose %s, want p2", got)
+	}
+	if got := choose(t, "priority,least-nodes", expander.Config{Priorities: p}, other, option("cpu-2", 2, 1, 0, 0)); got != "cpu" {
+		t.Errorf("no group matching: chose %s, want the next expander to decide (cpu)", got)
+	}
+}
+
+func TestPriorityConfigErrorsNameLineAndValue(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"10:\n  - .*ok.*\n20:\n  - \"([bad\"\n", "line 4: expression \"([bad\""},
+		{"ten:\n  - .*\n", "line 1: priority \"ten\" is not an integer"},
+		{"10: .*\n", "line 1: priority 10: want a list"},
+		{"10: [\n", "cluster-autoscaler-priority-expander"},
+	}
+	for _, tc := range cases {
+		_, err := expander.ParsePriorities(tc.text)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParsePriorities(%q) = %v, want an error containing %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+func TestUnknownExpanderIsRefused(t *testing.T) {
+	_, err := expander.NewChain("least-waste,cheapest", expander.Config{})
+	if err == nil || !strings.Contains(err.Error(), `"cheapest"`) {
+		t.Errorf("err = %v, want it to name \"cheapest\"", err)
+	}
+	if _, err := expander.NewChain("priority", expander.Config{}); err == nil {
+		t.Error("priority without a ConfigMap accepted")
+	}
+}

@@ -1,0 +1,92 @@
+package scaleup_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/internal/benchcluster"
+	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/scaleup"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// BenchmarkScaleUp50kPods is the upstream Cluster Autoscaler's scale-up
+// benchmark shape: 50,000 pending pods created one by one without a
+// controller, each 1/50 of a node's cpu and memory, one empty group: a plan
+// of 1,000 nodes.
+func BenchmarkScaleUp50kPods(b *testing.B) {
+	s := snapshot.New()
+	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
+	if err := s.SetNodeGroup(g); err != nil {
+		b.Fatal(err)
+	}
+	pods := make([]*v1.Pod, 50000)
+	for i := range pods {
+		pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Build()
+	}
+	runScaleUp(b, s, pods, 1000)
+}
+
+// BenchmarkScaleUp50kDistinctPods is the same with every pod distinct (its
+// own label), so no two pods share an equivalence class: the worst case.
+func BenchmarkScaleUp50kDistinctPods(b *testing.B) {
+	s := snapshot.New()
+	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
+	if err := s.SetNodeGroup(g); err != nil {
+		b.Fatal(err)
+	}
+	pods := make([]*v1.Pod, 50000)
+	for i := range pods {
+		pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Label("id", fmt.Sprint(i)).Build()
+	}
+	runScaleUp(b, s, pods, 1000)
+}
+
+// BenchmarkScaleUpMixed5000Nodes: 5,000 nodes, 150,000 running pods, ten
+// groups in three zones, 1,000 pending pods of which 5% carry hostname
+// anti-affinity or zone spread.
+func BenchmarkScaleUpMixed5000Nodes(b *testing.B) {
+	s, err := benchcluster.Mixed(5000, 30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runScaleUp(b, s, benchcluster.Pending(1000), -1)
+}
+
+func runScaleUp(b *testing.B, s *snapshot.Snapshot, pods []*v1.Pod, wantNodes int) {
+	o := scaleup.DefaultOptions()
+	o.Expander = "least-waste"
+	p, err := scaleup.NewPlanner(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := clusterstate.New(clusterstate.DefaultOptions())
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var plan scaleup.Plan
+	for i := 0; i < b.N; i++ {
+		plan, err = p.Plan(scaleup.Input{Now: t0, Snapshot: s, Pending: pods, State: state})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapInuse)/(1<<20), "heap-MiB")
+	nodes := 0
+	for _, su := range plan.ScaleUps {
+		nodes += su.Delta
+	}
+	b.ReportMetric(float64(nodes), "nodes")
+	if wantNodes >= 0 && nodes != wantNodes {
+		b.Fatalf("planned %d nodes, want %d", nodes, wantNodes)
+	}
+}

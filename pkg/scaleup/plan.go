@@ -1,0 +1,71 @@
+package scaleup
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+)
+
+// Plan is what one scale-up pass decided.
+type Plan struct {
+	// ScaleUps are the target-size increases to make, sorted by group.
+	ScaleUps []ScaleUp
+	// Shrinks bring back the targets of groups whose nodes never came.
+	Shrinks []clusterstate.Shrink
+	// Triggered are the pods the scale-ups are for.
+	Triggered []*v1.Pod
+	// WillSchedule are pending pods that fit on existing or upcoming nodes.
+	WillSchedule []*v1.Pod
+	// Pending are pods no scale-up helps, with the reason per group.
+	Pending []PendingPods
+	// AwaitingGPU are registered GPU nodes still waiting for their device
+	// plugin, counted as upcoming; GPUOverdue have waited longer than
+	// --max-node-startup-time and no longer count.
+	AwaitingGPU []string
+	GPUOverdue  []string
+}
+
+// ScaleUp grows one group.
+type ScaleUp struct {
+	Group     string
+	Delta     int
+	NewTarget int
+	// Pods is how many pending pods the new nodes are expected to take.
+	Pods int
+	// Why tells how the group was chosen.
+	Why string
+}
+
+// PendingPods are equivalent pods left pending, and why each group could
+// not help them.
+type PendingPods struct {
+	Pods    []*v1.Pod
+	Reasons []GroupReason
+}
+
+// GroupReason is why one group (or "" for the whole cluster) cannot help.
+type GroupReason struct {
+	Group  string
+	Reason string
+}
+
+// Message joins the reasons the way an event shows them.
+func (p PendingPods) Message() string {
+	parts := make([]string, 0, len(p.Reasons))
+	for _, r := range p.Reasons {
+		if r.Group == "" {
+			parts = append(parts, r.Reason)
+		} else {
+			parts = append(parts, fmt.Sprintf("node group %s: %s", r.Group, r.Reason))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortReasons(rs []GroupReason) {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Group < rs[j].Group })
+}

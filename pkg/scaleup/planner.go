@@ -1,0 +1,276 @@
+package scaleup
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/estimator"
+	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/predicates"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Input is everything one scale-up pass reads.
+type Input struct {
+	Now      time.Time
+	Snapshot *snapshot.Snapshot
+	// Pending are the pods the scheduler marked unschedulable.
+	Pending    []*v1.Pod
+	DaemonSets []*appsv1.DaemonSet
+	// State is read, not changed: the caller records scale-ups once made.
+	State *clusterstate.State
+	// Shrinks are target decreases decided this loop (from State.Update),
+	// to be reflected before planning.
+	Shrinks []clusterstate.Shrink
+}
+
+// Planner plans scale-ups. It keeps only the expander chain (and its
+// random source) between calls.
+type Planner struct {
+	opts  Options
+	chain *expander.Chain
+}
+
+// NewPlanner validates opts.
+func NewPlanner(opts Options) (*Planner, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	chain, err := expander.NewChain(opts.Expander, expander.Config{Priorities: opts.Priorities, Seed: opts.Seed})
+	if err != nil {
+		return nil, err
+	}
+	return &Planner{opts: opts, chain: chain}, nil
+}
+
+// run is the working state of one Plan call.
+type run struct {
+	*Planner
+	in        *Input
+	snap      *snapshot.Snapshot
+	checker   *predicates.Checker
+	templates map[string]*estimator.Template
+	starting  []*snapshot.NodeInfo
+	overdue   []*snapshot.NodeInfo
+	plan      Plan
+}
+
+// candidate is one group's estimate for the pods left.
+type candidate struct {
+	option expander.Option
+	placed []int
+	// bound names the limit that stopped the estimate, "" if none did.
+	bound string
+}
+
+// Plan decides this loop's scale-ups. The snapshot is forked and reverted:
+// it is unchanged afterwards.
+func (p *Planner) Plan(in Input) (Plan, error) {
+	r := &run{Planner: p, in: &in, snap: in.Snapshot, checker: predicates.New(in.Snapshot)}
+	r.plan.Shrinks = in.Shrinks
+	pods := r.admissible(in.Pending)
+	if len(pods) == 0 {
+		return r.plan, nil
+	}
+	classes, err := groupClasses(pods)
+	if err != nil {
+		return r.plan, err
+	}
+	r.snap.Fork()
+	defer func() { _ = r.snap.Revert() }()
+	if err := r.applyShrinks(); err != nil {
+		return r.plan, err
+	}
+	if r.templates, err = templatesFor(r.snap, &in); err != nil {
+		return r.plan, err
+	}
+	r.starting, r.overdue = in.State.AwaitingGPU(r.snap, in.Now)
+	if err := r.addUpcoming(); err != nil {
+		return r.plan, err
+	}
+	left := r.filterSchedulable(classes)
+	if len(left) == 0 {
+		return r.plan, nil
+	}
+	return r.plan, r.scaleUp(left)
+}
+
+// admissible drops expendable and too-new pods, noting why.
+func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(pending))
+	for _, pod := range pending {
+		switch {
+		case priority(pod) < r.opts.ExpendablePodsPriorityCutoff:
+			r.pending([]*v1.Pod{pod}, GroupReason{Reason: fmt.Sprintf(
+				"pod priority %d is below --expendable-pods-priority-cutoff %d", priority(pod), r.opts.ExpendablePodsPriorityCutoff)})
+		case r.in.Now.Sub(pod.CreationTimestamp.Time) < r.opts.NewPodScaleUpDelay:
+			r.pending([]*v1.Pod{pod}, GroupReason{Reason: fmt.Sprintf(
+				"pod is younger than --new-pod-scale-up-delay %s", r.opts.NewPodScaleUpDelay)})
+		default:
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+func (r *run) pending(pods []*v1.Pod, reasons ...GroupReason) {
+	sortReasons(reasons)
+	r.plan.Pending = append(r.plan.Pending, PendingPods{Pods: pods, Reasons: reasons})
+}
+
+func (r *run) applyShrinks() error {
+	for _, s := range r.in.Shrinks {
+		g := r.snap.NodeGroup(s.Group)
+		if g == nil {
+			continue
+		}
+		ng := *g
+		ng.TargetSize = max(ng.TargetSize-s.Delta, 0)
+		if err := r.snap.SetNodeGroup(ng); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scaleUp estimates every group, lets the expanders choose, balances the
+// choice over similar groups and explains every pod left.
+func (r *run) scaleUp(classes []*Class) error {
+	podSets := make([][]*snapshot.PodInfo, len(classes))
+	for i, c := range classes {
+		podSets[i] = c.Pods
+	}
+	reasons := make([][]GroupReason, len(classes))
+	var cands []candidate
+	totals := limits.Of(r.snap)
+	for _, g := range r.snap.NodeGroups() {
+		why, maxNodes, bound := r.groupHeadroom(g, totals)
+		if why != "" {
+			for i := range reasons {
+				reasons[i] = append(reasons[i], GroupReason{g.ID, why})
+			}
+			continue
+		}
+		est, err := estimator.Pack(r.snap, r.templates[g.ID], podSets, estimator.Options{MaxNodes: maxNodes})
+		if err != nil {
+			return err
+		}
+		for i, res := range est.Reasons {
+			if !res.Fits() {
+				reasons[i] = append(reasons[i], GroupReason{g.ID, res.Message("template")})
+			}
+		}
+		if est.PodCount > 0 {
+			cands = append(cands, candidate{
+				option: expander.Option{Group: g, NodeCount: est.NodeCount, PodCount: est.PodCount, Requested: est.Requested},
+				placed: est.Placed,
+			})
+			if est.LimitReached {
+				cands[len(cands)-1].bound = bound
+			}
+		}
+	}
+	cands = preferCPUGroupsForCPUPods(cands, classes)
+	options := make([]expander.Option, len(cands))
+	for i := range cands {
+		options[i] = cands[i].option
+	}
+	chosen, ok := r.chain.Choose(options)
+	if !ok {
+		for i, c := range classes {
+			r.pending(podsOf(c.Pods), reasons[i]...)
+		}
+		return nil
+	}
+	var placed []int
+	leftover := "chosen for other pods"
+	for _, c := range cands {
+		if c.option.Group.ID == chosen.Group.ID {
+			placed = c.placed
+			if c.bound != "" {
+				leftover = c.bound + " reached"
+			}
+		}
+	}
+	r.plan.ScaleUps = r.balance(chosen, options)
+	for i, c := range classes {
+		n := placed[i]
+		r.plan.Triggered = append(r.plan.Triggered, podsOf(c.Pods[:n])...)
+		if n < len(c.Pods) {
+			rs := append(reasons[i], GroupReason{chosen.Group.ID, fmt.Sprintf("%s; %d of %d equivalent pods fit its new nodes", leftover, n, len(c.Pods))})
+			r.pending(podsOf(c.Pods[n:]), rs...)
+		}
+	}
+	return nil
+}
+
+// groupHeadroom says why a group cannot grow at all ("" when it can), how
+// many nodes it may add, and which limit sets that number.
+func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (string, int, string) {
+	if r.templates[g.ID] == nil {
+		return "has no template node to scale up from", 0, ""
+	}
+	if off, until, why := r.in.State.BackedOff(g.ID, r.in.Now); off {
+		return fmt.Sprintf("backed off until %s after a failed scale-up (%s)", until.UTC().Format(time.RFC3339), why), 0, ""
+	}
+	room, bound := g.MaxSize-g.TargetSize, fmt.Sprintf("max size %d", g.MaxSize)
+	if room <= 0 {
+		return bound + " reached", 0, bound
+	}
+	if r.opts.MaxNodesPerScaleUp < room {
+		room, bound = r.opts.MaxNodesPerScaleUp, fmt.Sprintf("--max-nodes-per-scaleup %d", r.opts.MaxNodesPerScaleUp)
+	}
+	if n, limit := r.opts.Limits.Headroom(totals, limits.NodeTotals(g.Template)); n < room {
+		if n == 0 {
+			return fmt.Sprintf("cluster limit %s reached", limit), 0, limit
+		}
+		room, bound = n, "cluster limit "+limit
+	}
+	return "", room, bound
+}
+
+// preferCPUGroupsForCPUPods drops GPU groups from options that schedule no
+// GPU pod, when a group without GPUs can take some pods too: GPU nodes are
+// too dear to hold CPU-only work unless nothing else fits.
+func preferCPUGroupsForCPUPods(cands []candidate, classes []*Class) []candidate {
+	hasCPUGroup := false
+	for _, c := range cands {
+		if gpu.Allocatable(c.option.Group.Template) == 0 {
+			hasCPUGroup = true
+		}
+	}
+	if !hasCPUGroup {
+		return cands
+	}
+	out := cands[:0:0]
+	for _, c := range cands {
+		if gpu.Allocatable(c.option.Group.Template) > 0 && !placesGPUPod(c.placed, classes) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func placesGPUPod(placed []int, classes []*Class) bool {
+	for i, n := range placed {
+		if n > 0 && gpu.Requested(&classes[i].Rep().Requests) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func podsOf(pis []*snapshot.PodInfo) []*v1.Pod {
+	out := make([]*v1.Pod, len(pis))
+	for i, pi := range pis {
+		out[i] = pi.Pod
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package scaleup
+
+import (
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/estimator"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/predicates"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// addUpcoming puts into the (forked) snapshot the nodes that are on their
+// way: nodes a group was asked for that have not registered, and GPU nodes
+// that registered without their GPUs, given the template's GPUs. Pending
+// pods that fit there must not order new nodes.
+func (r *run) addUpcoming() error {
+	for _, ni := range r.starting {
+		if err := r.giveTemplateGPUs(ni); err != nil {
+			return err
+		}
+		r.plan.AwaitingGPU = append(r.plan.AwaitingGPU, ni.Name())
+	}
+	for _, ni := range r.overdue {
+		r.plan.GPUOverdue = append(r.plan.GPUOverdue, ni.Name())
+	}
+	for _, g := range r.snap.NodeGroups() {
+		t := r.templates[g.ID]
+		if t == nil {
+			continue
+		}
+		n := g.TargetSize - len(r.snap.NodesInGroup(g.ID))
+		for i := 0; i < n; i++ {
+			if _, err := t.AddNode(r.snap, fmt.Sprintf("upcoming-%s-%d", g.ID, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// giveTemplateGPUs replaces a node that has not advertised its GPUs by a
+// copy that has the template's, keeping its pods.
+func (r *run) giveTemplateGPUs(ni *snapshot.NodeInfo) error {
+	tmpl := r.snap.NodeGroup(ni.Group).Template
+	node := ni.Node.DeepCopy()
+	for name, q := range tmpl.Status.Allocatable {
+		if gpu.IsGPUResource(name) {
+			if node.Status.Allocatable == nil {
+				node.Status.Allocatable = v1.ResourceList{}
+			}
+			node.Status.Allocatable[name] = q
+		}
+	}
+	pods := append([]*snapshot.PodInfo(nil), ni.Pods...)
+	group := ni.Group
+	if err := r.snap.RemoveNode(ni.Name()); err != nil {
+		return err
+	}
+	if err := r.snap.AddNodeInGroup(node, group); err != nil {
+		return err
+	}
+	for _, pi := range pods {
+		if err := r.snap.AddPodInfo(pi, node.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filterSchedulable places pending pods on existing and upcoming nodes, as
+// the scheduler would, higher priority first. Placed pods stay in the fork
+// so that they use up room; what is left goes on to scale-up.
+func (r *run) filterSchedulable(classes []*Class) []*Class {
+	order := make([]int, len(classes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return priority(classes[order[a]].Rep().Pod) > priority(classes[order[b]].Rep().Pod)
+	})
+	left := make([]*Class, len(classes))
+	for _, ci := range order {
+		c := classes[ci]
+		pc := r.checker.PreparePodInfo(c.Rep())
+		placed := r.placeOnNodes(c, pc)
+		for _, pi := range c.Pods[:placed] {
+			r.plan.WillSchedule = append(r.plan.WillSchedule, pi.Pod)
+		}
+		if placed < len(c.Pods) {
+			left[ci] = &Class{Pods: c.Pods[placed:]}
+		}
+	}
+	var out []*Class
+	for _, c := range left {
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// placeOnNodes places the class's pods in order on the first node each fits
+// and returns how many it placed; it stops at the first pod that fits
+// nowhere, since its equals will not fit either.
+func (r *run) placeOnNodes(c *Class, pc *predicates.PodCheck) int {
+	nodes := r.snap.Nodes()
+	monotonic := estimator.IsMonotonic(c.Rep())
+	cursor := 0
+	for n, pi := range c.Pods {
+		start := 0
+		if monotonic {
+			start = cursor
+		}
+		found := -1
+		for i := start; i < len(nodes); i++ {
+			if pc.Check(nodes[i]).Fits() {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return n
+		}
+		if err := r.snap.AddPodInfo(pi, nodes[found].Name()); err != nil {
+			return n
+		}
+		cursor = found
+		nodes = r.snap.Nodes()
+	}
+	return len(c.Pods)
+}
+
+// templatesFor builds the template of every group that has one.
+func templatesFor(s *snapshot.Snapshot, in *Input) (map[string]*estimator.Template, error) {
+	out := map[string]*estimator.Template{}
+	for _, g := range s.NodeGroups() {
+		if g.Template == nil {
+			continue
+		}
+		t, err := estimator.NewTemplate(g, in.DaemonSets)
+		if err != nil {
+			return nil, err
+		}
+		out[g.ID] = t
+	}
+	return out, nil
+}
