@@ -202,10 +202,17 @@ func (r *run) scaleUp(classes []*Class) error {
 	for i, c := range classes {
 		n := placed[i]
 		r.plan.Triggered = append(r.plan.Triggered, podsOf(c.Pods[:n])...)
-		if n < len(c.Pods) {
-			rs := append(reasons[i], GroupReason{chosen.Group.ID, fmt.Sprintf("%s; %d of %d equivalent pods fit its new nodes", leftover, n, len(c.Pods))})
-			r.pending(podsOf(c.Pods[n:]), rs...)
+		if n == len(c.Pods) {
+			continue
 		}
+		rs := append(reasons[i], GroupReason{chosen.Group.ID, fmt.Sprintf("%s; %d of %d equivalent pods fit its new nodes", leftover, n, len(c.Pods))})
+		for _, other := range cands {
+			if other.option.Group.ID != chosen.Group.ID && other.placed[i] > 0 {
+				rs = append(rs, GroupReason{other.option.Group.ID, fmt.Sprintf(
+					"could take %d of these pods; node group %s was chosen this loop", other.placed[i], chosen.Group.ID)})
+			}
+		}
+		r.pending(podsOf(c.Pods[n:]), rs...)
 	}
 	return nil
 }

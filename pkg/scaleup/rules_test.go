@@ -218,3 +218,21 @@ func TestEquivalentPodsShareOneClass(t *testing.T) {
 		t.Errorf("triggered %d, want 5001", len(plan.Triggered))
 	}
 }
+
+func TestPodsLeftForAnotherGroupSayWhich(t *testing.T) {
+	w := newWorld(t).
+		group(builder.NodeGroup("a").Template(builder.Node("ta").CPU("8").Label("pool", "a").Build())).
+		group(builder.NodeGroup("b").Template(builder.Node("tb").CPU("8").Label("pool", "b").Build()))
+	onlyA := replicas(3, func(i int) *v1.Pod { return builder.Pod(fmt.Sprintf("a%d", i)).CPU("1").NodeSelector("pool", "a").Build() })
+	onlyB := builder.Pod("b0").CPU("1").NodeSelector("pool", "b").Build()
+	plan := w.plan(opts("most-pods"), t0, append(onlyA, onlyB)...)
+	if got := summary(plan); got != "a+1" {
+		t.Fatalf("scale-ups = %q, want a+1", got)
+	}
+	msg := pendingMessages(plan)
+	for _, want := range []string{"node group a: chosen for other pods; 0 of 1", "node group b: could take 1 of these pods; node group a was chosen this loop"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("pending %q lacks %q", msg, want)
+		}
+	}
+}
