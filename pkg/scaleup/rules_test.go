@@ -223,7 +223,9 @@ func TestPodsLeftForAnotherGroupSayWhich(t *testing.T) {
 	w := newWorld(t).
 		group(builder.NodeGroup("a").Template(builder.Node("ta").CPU("8").Label("pool", "a").Build())).
 		group(builder.NodeGroup("b").Template(builder.Node("tb").CPU("8").Label("pool", "b").Build()))
-	onlyA := replicas(3, func(i int) *v1.Pod { return builder.Pod(fmt.Sprintf("a%d", i)).CPU("1").NodeSelector("pool", "a").Build() })
+	onlyA := replicas(3, func(i int) *v1.Pod {
+		return builder.Pod(fmt.Sprintf("a%d", i)).CPU("1").NodeSelector("pool", "a").Build()
+	})
 	onlyB := builder.Pod("b0").CPU("1").NodeSelector("pool", "b").Build()
 	plan := w.plan(opts("most-pods"), t0, append(onlyA, onlyB)...)
 	if got := summary(plan); got != "a+1" {
