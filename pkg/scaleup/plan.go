@@ -20,6 +20,9 @@ type Plan struct {
 	Triggered []*v1.Pod
 	// WillSchedule are pending pods that fit on existing or upcoming nodes.
 	WillSchedule []*v1.Pod
+	// Placements say where each WillSchedule pod fits, in the same order;
+	// scale-down must leave room for the ones on registered nodes.
+	Placements []string
 	// Pending are pods no scale-up helps, with the reason per group.
 	Pending []PendingPods
 	// AwaitingGPU are registered GPU nodes still waiting for their device

@@ -91,6 +91,9 @@ func TestPodsThatFitExistingOrUpcomingNodesDoNotScale(t *testing.T) {
 		t.Fatalf("will schedule %d, scale-ups %q, triggered %d; want 4, cpu+1, 1",
 			len(plan.WillSchedule), summary(plan), len(plan.Triggered))
 	}
+	if fmt.Sprint(plan.Placements) != "[cpu-1 cpu-1 upcoming-cpu-0 upcoming-cpu-0]" {
+		t.Errorf("placements = %v, want two on cpu-1 and two on the upcoming node", plan.Placements)
+	}
 }
 
 func TestLimits(t *testing.T) {

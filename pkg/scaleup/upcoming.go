@@ -88,6 +88,7 @@ func (r *run) filterSchedulable(classes []*Class) []*Class {
 		placed := r.placeOnNodes(c, pc)
 		for _, pi := range c.Pods[:placed] {
 			r.plan.WillSchedule = append(r.plan.WillSchedule, pi.Pod)
+			r.plan.Placements = append(r.plan.Placements, r.snap.NodeOf(pi).Name())
 		}
 		if placed < len(c.Pods) {
 			left[ci] = &Class{Pods: c.Pods[placed:]}
