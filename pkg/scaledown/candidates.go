@@ -1,0 +1,111 @@
+package scaledown
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+)
+
+// rankCandidates runs the drain rules over each candidate's pods, keeps the
+// nodes with a pod that cannot move, and orders the rest for simulation:
+// empty nodes first (they free a node at no risk), then nodes already
+// unneeded in the previous loop (so that their clocks keep running when
+// limits stop the simulation early, rather than two nodes taking turns),
+// then by utilization, lowest first, then by name.
+func (s *session) rankCandidates() {
+	kept := s.cands[:0]
+	for _, i := range s.cands {
+		st := &s.nodes[i]
+		blocked, moving := s.drainVerdicts(i)
+		if blocked {
+			st.candidate = false
+			continue
+		}
+		st.empty = moving == 0
+		_, st.wasUnneeded = s.p.tracker.Since(st.name())
+		kept = append(kept, i)
+	}
+	s.cands = kept
+	slices.SortFunc(s.cands, func(a, b int32) int {
+		x, y := &s.nodes[a], &s.nodes[b]
+		if x.empty != y.empty {
+			return boolFirst(x.empty)
+		}
+		if x.wasUnneeded != y.wasUnneeded {
+			return boolFirst(x.wasUnneeded)
+		}
+		if c := cmp.Compare(x.util.Value, y.util.Value); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.name(), y.name())
+	})
+}
+
+func boolFirst(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
+}
+
+// drainVerdicts judges the pods of node i with the PodDisruptionBudgets as
+// they stand at the start of the loop. A blocked node is kept. The verdicts
+// are remembered for the simulation, which judges again only the nodes whose
+// moving pods fall under a budget, and only once budgets have been drawn on.
+func (s *session) drainVerdicts(i int32) (blocked bool, moving int) {
+	st := &s.nodes[i]
+	s.dctx.Node = st.ni.Node
+	st.verdictsAt = len(s.verdicts)
+	for _, pi := range st.ni.Pods {
+		v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
+		kind := verdictSkip
+		switch {
+		case v.Outcome == drain.Block:
+			s.verdicts = s.verdicts[:st.verdictsAt]
+			s.keepBlocked(i, pi.Pod, v)
+			return true, 0
+		case v.Outcome == drain.Drain:
+			kind = verdictMove
+			moving++
+			st.budgeted = st.budgeted || s.dctx.Budgets.Covers(pi.Pod)
+		case v.Code == drain.CodeDaemonSetPod:
+			kind = verdictDaemonSet
+		}
+		s.verdicts = append(s.verdicts, kind)
+	}
+	st.own = len(st.ni.Pods)
+	return false, moving
+}
+
+// What the drain rules said about a pod, as remembered for the simulation.
+const (
+	verdictSkip uint8 = iota
+	verdictMove
+	verdictDaemonSet
+)
+
+func (s *session) keepBlocked(i int32, pod *v1.Pod, v drain.Verdict) {
+	k := s.keep(i, ReasonBlockedByPod, fmt.Sprintf("%s (%s)", v.Message, v.Code))
+	k.Pod, k.PodCode = pod, v.Code
+}
+
+// buildDestinations orders the nodes moving pods may go to: first the nodes
+// that are not candidates, by name, since they stay whatever happens; then
+// the candidates in reverse simulation order, so pods land on the nodes
+// least likely to be removed later in the loop.
+func (s *session) buildDestinations() {
+	for i := range s.nodes {
+		if st := &s.nodes[i]; st.dest && !st.candidate {
+			s.dests = append(s.dests, int32(i))
+		}
+	}
+	for k := len(s.cands) - 1; k >= 0; k-- {
+		if i := s.cands[k]; s.nodes[i].dest {
+			s.dests = append(s.dests, i)
+		}
+	}
+}

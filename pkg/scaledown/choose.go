@@ -1,0 +1,192 @@
+package scaledown
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// choose decides, for each unneeded node, whether it goes now or waits:
+// it must have been unneeded for UnneededTime (UnreadyTime when unready),
+// scale-down must not be cooling down, and the parallelism limits must have
+// room. Empty nodes are considered first, then nodes to drain, those whose
+// pods must be evicted one by one last.
+func (s *session) choose() {
+	now := s.in.Now
+	until, why := s.cooldown()
+	s.plan.CooldownUntil, s.plan.CooldownReason = until, why
+	total := left(s.opts.MaxScaleDownParallelism, len(s.in.Deleting))
+	drains := left(s.opts.MaxDrainParallelism, s.deletingDrains)
+	for _, ri := range s.deleteOrder() {
+		r := &s.removals[ri]
+		st := &s.nodes[r.node]
+		since, _ := s.p.tracker.Since(st.name())
+		need := s.opts.UnneededTime
+		if st.unready() {
+			need = s.opts.UnreadyTime
+		}
+		switch wait := since.Add(need).Sub(now); {
+		case wait > 0:
+			s.wait(r, since, wait, waitReason(st), s.waitMessage(st, now.Sub(since), need))
+		case !until.IsZero():
+			s.wait(r, since, 0, ReasonCooldown, "unneeded long enough, but scale-down is paused until "+
+				until.UTC().Format(time.RFC3339)+": "+why)
+		case total == 0:
+			s.wait(r, since, 0, ReasonParallelismLimit, fmt.Sprintf(
+				"unneeded long enough, but the most nodes removed at once are being removed (--max-scale-down-parallelism=%d)",
+				s.opts.MaxScaleDownParallelism))
+		case !r.empty && drains == 0:
+			s.wait(r, since, 0, ReasonDrainParallelismLimit, fmt.Sprintf(
+				"unneeded long enough, but the most nodes drained at once are being drained (--max-drain-parallelism=%d)",
+				s.opts.MaxDrainParallelism))
+		default:
+			st.deleted = true
+			s.deletes = append(s.deletes, ri)
+			total--
+			if !r.empty {
+				drains--
+			}
+		}
+	}
+}
+
+// left is what a parallelism limit leaves after the deletions in progress;
+// a limit of 0 leaves no bound.
+func left(limit, inProgress int) int {
+	if limit == 0 {
+		return math.MaxInt
+	}
+	return max(limit-inProgress, 0)
+}
+
+// deleteOrder lists removals: empty ones, then drains, then drains that
+// must evict one by one, each in simulation order.
+func (s *session) deleteOrder() []int32 {
+	order := make([]int32, 0, len(s.removals))
+	for pass := 0; pass < 3; pass++ {
+		for ri := range s.removals {
+			r := &s.removals[ri]
+			rank := 1
+			if r.empty {
+				rank = 0
+			} else if r.oneByOne {
+				rank = 2
+			}
+			if rank == pass {
+				order = append(order, int32(ri))
+			}
+		}
+	}
+	return order
+}
+
+func waitReason(st *nodeState) Reason {
+	switch {
+	case st.awaitingGPU && st.ready:
+		return ReasonGPUsNotAdvertised
+	case st.unready():
+		return ReasonNotUnreadyLongEnough
+	}
+	return ReasonNotUnneededLongEnough
+}
+
+func (s *session) waitMessage(st *nodeState, so, need time.Duration) string {
+	so = so.Round(time.Second)
+	switch waitReason(st) {
+	case ReasonGPUsNotAdvertised:
+		return fmt.Sprintf("the device plugin has not advertised the node's GPUs yet; "+
+			"it is removed if it stays unneeded for %s (--scale-down-unready-time), %s so far", need, so)
+	case ReasonNotUnreadyLongEnough:
+		return fmt.Sprintf("unready and unneeded for %s of %s (--scale-down-unready-time)", so, need)
+	}
+	return fmt.Sprintf("unneeded for %s of %s (--scale-down-unneeded-time)", so, need)
+}
+
+func (s *session) wait(r *removal, since time.Time, wait time.Duration, reason Reason, msg string) {
+	st := &s.nodes[r.node]
+	st.waiting = true
+	s.unneeded = append(s.unneeded, Unneeded{Node: st.name(), Group: st.groupID(), Since: since,
+		Wait: wait, Empty: r.empty, Reason: reason})
+	s.keep(r.node, reason, msg)
+}
+
+// cooldown returns when the latest of the delays after scale-up, removal
+// and failed removal ends, and why; zero when none is running at Now.
+func (s *session) cooldown() (time.Time, string) {
+	var until time.Time
+	var why string
+	for _, d := range []struct {
+		at    time.Time
+		delay time.Duration
+		what  string
+		flag  string
+	}{
+		{s.in.LastScaleUp, s.opts.DelayAfterAdd, "scale-up", "scale-down-delay-after-add"},
+		{s.in.LastScaleDelete, s.opts.DelayAfterDelete, "node removal", "scale-down-delay-after-delete"},
+		{s.in.LastScaleDownFailure, s.opts.DelayAfterFailure, "failed removal", "scale-down-delay-after-failure"},
+	} {
+		if d.at.IsZero() {
+			continue
+		}
+		if end := d.at.Add(d.delay); end.After(until) && end.After(s.in.Now) {
+			until = end
+			why = fmt.Sprintf("%s at %s and --%s=%s", d.what, d.at.UTC().Format(time.RFC3339), d.flag, d.delay)
+		}
+	}
+	return until, why
+}
+
+// softTaints lists the waiting nodes to mark as deletion candidates, and
+// the marked nodes that are needed again.
+func (s *session) softTaints() {
+	limit := s.opts.MaxBulkSoftTaintCount
+	for i := range s.nodes {
+		st := &s.nodes[i]
+		has := hasTaint(st.ni.Node, TaintDeletionCandidate)
+		switch {
+		case st.waiting && !has && under(limit, len(s.plan.SoftTaint)):
+			s.plan.SoftTaint = append(s.plan.SoftTaint, st.name())
+		case !st.waiting && !st.deleted && has && under(limit, len(s.plan.SoftUntaint)):
+			s.plan.SoftUntaint = append(s.plan.SoftUntaint, st.name())
+		}
+	}
+}
+
+func under(limit, n int) bool { return limit == 0 || n < limit }
+
+// finish assembles the plan, copying out of the working memory.
+func (s *session) finish() Plan {
+	p := &s.plan
+	total := 0
+	for _, ri := range s.deletes {
+		total += s.removals[ri].movesHi - s.removals[ri].movesLo
+	}
+	moves := make([]Move, 0, total)
+	for _, ri := range s.deletes {
+		r := &s.removals[ri]
+		st := &s.nodes[r.node]
+		since, _ := s.p.tracker.Since(st.name())
+		lo := len(moves)
+		moves = append(moves, s.moves[r.movesLo:r.movesHi]...)
+		p.Delete = append(p.Delete, Removal{
+			Node: st.name(), Group: st.groupID(), Empty: r.empty, Unready: st.unready(),
+			Utilization: st.util, UnneededSince: since,
+			Evict:         moves[lo:len(moves):len(moves)],
+			DaemonSetPods: cloneOrNil(s.daemonSetPods[r.dsLo:r.dsHi]),
+			EvictOneByOne: r.oneByOne,
+		})
+	}
+	slices.SortFunc(s.kept, func(a, b Kept) int { return strings.Compare(a.Node, b.Node) })
+	slices.SortFunc(s.unneeded, func(a, b Unneeded) int { return strings.Compare(a.Node, b.Node) })
+	p.Kept, p.Unneeded = s.kept, s.unneeded
+	return *p
+}
+
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}

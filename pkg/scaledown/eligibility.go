@@ -1,0 +1,140 @@
+package scaledown
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+)
+
+// classifyNodes looks at every node once: whether pods may move onto it,
+// and whether it may be removed at all before any simulation. Nodes that may
+// not are kept with their reason; the others become candidates.
+func (s *session) classifyNodes() {
+	for _, ni := range s.snap.Nodes() {
+		s.nodes = append(s.nodes, nodeState{ni: ni, removal: -1})
+	}
+	s.room.init(s)
+	for i := range s.nodes {
+		st := &s.nodes[i]
+		node := st.ni.Node
+		st.group = s.snap.NodeGroup(st.ni.Group)
+		st.ready = nodeReady(node)
+		st.awaitingGPU = gpu.Awaiting(node)
+		deleting := s.beingDeleted(node)
+		// Pods are only simulated onto nodes that can run them now and will
+		// stay: Ready, and not on their way out.
+		st.dest = st.ready && !deleting
+		if !deleting {
+			s.room.count(st)
+		}
+		if reason, msg := s.eligibility(st, deleting); reason != "" {
+			s.keep(int32(i), reason, msg)
+			continue
+		}
+		st.candidate = true
+		s.cands = append(s.cands, int32(i))
+	}
+}
+
+// eligibility returns why a node cannot be removed whatever its pods, or "".
+// The order is the Cluster Autoscaler's.
+func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
+	node := st.ni.Node
+	switch {
+	case deleting:
+		return ReasonBeingDeleted, "node is being removed already"
+	case node.Annotations[AnnotationScaleDownDisabled] == "true":
+		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", AnnotationScaleDownDisabled)
+	case st.group == nil && st.ni.Group == "":
+		return ReasonNotAutoscaled, "node belongs to no node group"
+	case st.group == nil:
+		return ReasonNotAutoscaled, fmt.Sprintf("node group %s is not managed by the autoscaler", st.ni.Group)
+	case st.unready() && !s.opts.UnreadyEnabled:
+		return ReasonUnreadyDisabled, fmt.Sprintf("node is %s and --scale-down-unready-enabled=false", unreadyWord(st))
+	}
+	if st.awaitingGPU {
+		// Its GPUs cannot be counted yet; it waits UnreadyTime instead of
+		// being judged by a utilization that reads zero.
+		st.util = Utilization{Resource: gpu.ResourceName, GPUNode: true}
+		return "", ""
+	}
+	st.util = NodeUtilization(st.ni, s.opts, s.in.Now)
+	threshold, flag := s.opts.UtilizationThreshold, "scale-down-utilization-threshold"
+	if st.util.GPUNode {
+		threshold, flag = s.opts.GPUUtilizationThreshold, "scale-down-gpu-utilization-threshold"
+	}
+	if st.util.Value >= threshold {
+		return ReasonNotUnderutilized, fmt.Sprintf("%s requested is %s of allocatable, not below %s (--%s)",
+			st.util.Resource, percent(st.util.Value), percent(threshold), flag)
+	}
+	return "", ""
+}
+
+// beingDeleted: the actuator is removing the node, or did until recently.
+// A ToBeDeleted taint older than MaxCloudProviderNodeDeletionTime, or one
+// without a readable time, belongs to a removal that died: the node is
+// judged again, as the Cluster Autoscaler does.
+func (s *session) beingDeleted(node *v1.Node) bool {
+	if s.deleting[node.Name] {
+		return true
+	}
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if t.Key != TaintToBeDeleted {
+			continue
+		}
+		sec, err := strconv.ParseInt(t.Value, 10, 64)
+		if err != nil {
+			return false
+		}
+		return s.in.Now.Sub(time.Unix(sec, 0)) < s.opts.MaxCloudProviderNodeDeletionTime
+	}
+	return false
+}
+
+// nodeReady reads the Ready condition; a node whose network is reported
+// unavailable is not ready either.
+func nodeReady(node *v1.Node) bool {
+	ready := false
+	for i := range node.Status.Conditions {
+		c := &node.Status.Conditions[i]
+		switch c.Type {
+		case v1.NodeReady:
+			ready = c.Status == v1.ConditionTrue
+		case v1.NodeNetworkUnavailable:
+			if c.Status == v1.ConditionTrue {
+				return false
+			}
+		}
+	}
+	return ready
+}
+
+func hasTaint(node *v1.Node, key string) bool {
+	for i := range node.Spec.Taints {
+		if node.Spec.Taints[i].Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func unreadyWord(st *nodeState) string {
+	if st.ready && st.awaitingGPU {
+		return "waiting for its GPUs to be advertised"
+	}
+	return "unready"
+}
+
+func percent(v float64) string { return strconv.FormatFloat(v*100, 'g', 4, 64) + "%" }
+
+// keep records why node i stays.
+func (s *session) keep(i int32, reason Reason, msg string) *Kept {
+	st := &s.nodes[i]
+	s.kept = append(s.kept, Kept{Node: st.name(), Group: st.groupID(), Reason: reason, Message: msg})
+	return &s.kept[len(s.kept)-1]
+}

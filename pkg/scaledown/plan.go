@@ -1,0 +1,123 @@
+package scaledown
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Input is everything one planning loop looks at.
+type Input struct {
+	// Now is the decision time.
+	Now time.Time
+	// Snapshot is the cluster: nodes with their bound pods and node groups
+	// with their target sizes. Plan changes it while it works and leaves it
+	// exactly as it found it.
+	Snapshot *snapshot.Snapshot
+	// PDBs are the cluster's PodDisruptionBudgets.
+	PDBs []*policyv1.PodDisruptionBudget
+	// LastScaleUp, LastScaleDelete and LastScaleDownFailure are when the
+	// cluster last grew, last lost a node to scale-down, and last failed to
+	// remove one; zero when never. They start the delays of Options.
+	LastScaleUp, LastScaleDelete, LastScaleDownFailure time.Time
+	// Deleting are the removals the actuator has in flight.
+	Deleting []Deletion
+}
+
+// Deletion is a node removal in progress.
+type Deletion struct {
+	Node string
+	// Group is the node's group; the group's target size does not reflect
+	// the removal until it completes.
+	Group string
+	// Drain is true when the node had pods to evict.
+	Drain bool
+}
+
+// Plan is the outcome of one loop. Every node of the snapshot is in exactly
+// one of Delete and Kept. All lists are in a fixed order.
+type Plan struct {
+	Now time.Time
+	// Delete are the nodes to remove now: empty nodes first, then nodes to
+	// drain, those whose pods must be evicted one by one last.
+	Delete []Removal
+	// Unneeded are the nodes that could be removed but wait (for their
+	// unneeded time, a cooldown or a parallelism limit), by name. They are
+	// in Kept too, with the reason they wait.
+	Unneeded []Unneeded
+	// Kept says, for every node not in Delete, why it stays, by name.
+	Kept []Kept
+	// SoftTaint are unneeded nodes to taint DeletionCandidateOfClusterAutoscaler
+	// (PreferNoSchedule), so the scheduler avoids them; SoftUntaint are nodes
+	// carrying that taint that are needed again. Both by name, each at most
+	// MaxBulkSoftTaintCount long.
+	SoftTaint, SoftUntaint []string
+	// CooldownUntil is when the delays after scale-up, removal and failure
+	// end; zero when none applies. CooldownReason says which delay binds.
+	CooldownUntil  time.Time
+	CooldownReason string
+	// MaxGracefulTermination caps the grace period the actuator gives each
+	// evicted pod.
+	MaxGracefulTermination time.Duration
+}
+
+// Removal is a node to remove now.
+type Removal struct {
+	Node  string
+	Group string
+	// Empty is true when no pod needs to move.
+	Empty bool
+	// Unready is true for an unready node, or a GPU node whose GPUs are not
+	// advertised.
+	Unready       bool
+	Utilization   Utilization
+	UnneededSince time.Time
+	// Evict are the pods to evict, in the node's order, each with the node
+	// the simulation placed it on. The scheduler has the last word.
+	Evict []Move
+	// DaemonSetPods are DaemonSet pods to evict for a graceful shutdown,
+	// following the DaemonSetEviction* options; they need no new home.
+	DaemonSetPods []*v1.Pod
+	// EvictOneByOne is set when a PodDisruptionBudget allows fewer
+	// disruptions than the node has pods under it: each eviction must wait
+	// for the previous pod's replacement.
+	EvictOneByOne bool
+}
+
+// Move is a pod to evict and where it is expected to run next.
+type Move struct {
+	Pod *v1.Pod
+	To  string
+}
+
+// Unneeded is a node that could be removed but waits.
+type Unneeded struct {
+	Node  string
+	Group string
+	// Since is when the node was first found unneeded, in an unbroken run
+	// of loops.
+	Since time.Time
+	// Wait is how long until the node has been unneeded long enough; zero
+	// when it has and waits for another reason.
+	Wait   time.Duration
+	Empty  bool
+	Reason Reason
+}
+
+// Kept is a node that stays in this loop, and why.
+type Kept struct {
+	Node  string
+	Group string
+	// Reason is a stable code; Message says the same for people, with the
+	// numbers and the flag or annotation to change.
+	Reason  Reason
+	Message string
+	// Pod and PodCode name the pod that keeps the node and the drain rule's
+	// code, for ReasonBlockedByPod and ReasonNoPlaceToMovePods.
+	Pod     *v1.Pod
+	PodCode drain.Code
+}

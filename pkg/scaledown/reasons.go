@@ -1,0 +1,63 @@
+package scaledown
+
+// Reason is a stable code for why a node is not removed in this loop. Where
+// the Cluster Autoscaler names the same reason, the code is its name.
+type Reason string
+
+// Reasons found before any simulation.
+const (
+	// ReasonBeingDeleted: the node carries a recent
+	// ToBeDeletedByClusterAutoscaler taint or is in Input.Deleting.
+	ReasonBeingDeleted Reason = "CurrentlyBeingDeleted"
+	// ReasonScaleDownDisabled: the node is annotated
+	// cluster-autoscaler.kubernetes.io/scale-down-disabled=true.
+	ReasonScaleDownDisabled Reason = "ScaleDownDisabledAnnotation"
+	// ReasonNotAutoscaled: the node is in no node group of the snapshot.
+	ReasonNotAutoscaled Reason = "NotAutoscaled"
+	// ReasonUnreadyDisabled: the node is unready and UnreadyEnabled is off.
+	ReasonUnreadyDisabled Reason = "ScaleDownUnreadyDisabled"
+	// ReasonNotUnderutilized: utilization is at or above the threshold.
+	ReasonNotUnderutilized Reason = "NotUnderutilized"
+)
+
+// Reasons found while simulating the removal.
+const (
+	// ReasonMinSize: removing the node would take its group below its
+	// minimum size, counting target size, deletions in progress and nodes
+	// already found unneeded in this loop.
+	ReasonMinSize Reason = "NodeGroupMinSizeReached"
+	// ReasonClusterMinimum: removing the node would take the cluster below a
+	// minimum of --cores-total, --memory-total or --gpu-total.
+	ReasonClusterMinimum Reason = "MinimalResourceLimitExceeded"
+	// ReasonBlockedByPod: a drain rule blocks one of the node's pods; Kept
+	// names the pod and the rule's code.
+	ReasonBlockedByPod Reason = "BlockedByPod"
+	// ReasonNoPlaceToMovePods: a pod that must move fits on no other node.
+	ReasonNoPlaceToMovePods Reason = "NoPlaceToMovePods"
+	// ReasonCandidateLimit: NonEmptyCandidatesCount non-empty nodes were
+	// already found unneeded, so this one was not simulated.
+	ReasonCandidateLimit Reason = "NonEmptyCandidatesLimitReached"
+)
+
+// Reasons for nodes that are unneeded but wait.
+const (
+	// ReasonNotUnneededLongEnough: a ready node unneeded for less than
+	// UnneededTime.
+	ReasonNotUnneededLongEnough Reason = "NotUnneededLongEnough"
+	// ReasonNotUnreadyLongEnough: an unready node unneeded for less than
+	// UnreadyTime.
+	ReasonNotUnreadyLongEnough Reason = "NotUnreadyLongEnough"
+	// ReasonGPUsNotAdvertised: a GPU node whose device plugin has not
+	// advertised its GPUs; it waits UnreadyTime like an unready node, so a
+	// node still starting its plugin is not removed.
+	ReasonGPUsNotAdvertised Reason = "GPUsNotAdvertised"
+	// ReasonCooldown: scale-down is paused after a scale-up, a removal or a
+	// failed removal.
+	ReasonCooldown Reason = "ScaleDownInCooldown"
+	// ReasonParallelismLimit: MaxScaleDownParallelism nodes are already being
+	// removed.
+	ReasonParallelismLimit Reason = "MaxScaleDownParallelismReached"
+	// ReasonDrainParallelismLimit: MaxDrainParallelism non-empty nodes are
+	// already being drained.
+	ReasonDrainParallelismLimit Reason = "MaxDrainParallelismReached"
+)

@@ -1,0 +1,95 @@
+package scaledown
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Utilization is how much of a node its pods request, the way scale-down
+// judges it: requests, never actual usage.
+type Utilization struct {
+	// Resource is what the node is judged by: the larger of cpu and memory,
+	// or the GPUs on a GPU node.
+	Resource v1.ResourceName
+	// Value is Resource's requested over allocatable.
+	Value float64
+	// CPU and Memory are requested over allocatable; both are left at zero
+	// on GPU nodes, where they do not count.
+	CPU, Memory float64
+	// GPU is requested over allocatable GPUs (MIG slices included).
+	GPU float64
+	// GPUNode marks a node judged by its GPUs.
+	GPUNode bool
+}
+
+// utilizationOptions are the options NodeUtilization reads.
+type utilizationOptions struct {
+	ignoreDaemonSets, ignoreMirror bool
+	cutoff                         int32
+}
+
+// NodeUtilization computes a node's utilization at now, as the Cluster
+// Autoscaler does: GPU nodes (gpu.IsGPUNode) by their GPU requests alone,
+// other nodes by the larger of cpu and memory. Expendable pods and pods
+// terminating past their grace period do not count; DaemonSet and mirror
+// pods count unless the Ignore*Utilization options are set, in which case
+// they leave both the requests and the allocatable. A GPU node whose GPUs are
+// not advertised yet has no GPU allocatable and reads as 0.
+func NodeUtilization(ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
+	return nodeUtilization(ni, utilizationOptions{
+		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
+		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
+		cutoff:           o.ExpendablePodsPriorityCutoff,
+	}, now)
+}
+
+func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
+	var used, excluded struct{ cpu, mem, gpu int64 }
+	for _, pi := range ni.Pods {
+		pod := pi.Pod
+		if drain.IsExpendable(pod, o.cutoff) {
+			continue
+		}
+		target := &used
+		if (o.ignoreDaemonSets && drain.IsDaemonSetPod(pod)) || (o.ignoreMirror && drain.IsMirrorPod(pod)) {
+			target = &excluded
+		} else if drain.IsLongTerminating(pod, now) {
+			continue
+		}
+		target.cpu += pi.Requests.MilliCPU
+		target.mem += pi.Requests.Memory
+		if len(pi.Requests.Scalar) > 0 {
+			target.gpu += gpu.Requested(&pi.Requests)
+		}
+	}
+	alloc := &ni.Allocatable
+	if gpu.IsGPUNode(ni.Node) {
+		g := ratio(used.gpu, gpu.Requested(alloc)-excluded.gpu)
+		return Utilization{Resource: gpu.ResourceName, Value: g, GPU: g, GPUNode: true}
+	}
+	u := Utilization{
+		CPU:    ratio(used.cpu, alloc.MilliCPU-excluded.cpu),
+		Memory: ratio(used.mem, alloc.Memory-excluded.mem),
+	}
+	// Ties go to memory, as upstream reports them.
+	if u.CPU > u.Memory {
+		u.Resource, u.Value = v1.ResourceCPU, u.CPU
+	} else {
+		u.Resource, u.Value = v1.ResourceMemory, u.Memory
+	}
+	return u
+}
+
+// ratio is used over allocatable; nothing allocatable reads as unused, so a
+// node with no GPUs advertised is not kept for its GPU requests.
+func ratio(used, allocatable int64) float64 {
+	if allocatable <= 0 {
+		return 0
+	}
+	return float64(used) / float64(allocatable)
+}
