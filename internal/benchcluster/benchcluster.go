@@ -52,7 +52,8 @@ func Owned(p *v1.Pod, rs string) *v1.Pod {
 // Mixed builds the 5,000-node, 150,000-pod cluster of the benchmarks:
 // ten groups (three shapes in three zones, plus an empty spot GPU group),
 // nodes spread over the groups, thirty ReplicaSet pods per node using about
-// 85% of cpu and memory, a tenth of them on GPU nodes asking for one GPU.
+// 85% of cpu and memory (every tenth node holds a tenth of that), GPU pods
+// on GPU nodes asking for one GPU each.
 func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	var groups []string
@@ -81,7 +82,11 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 			return nil, err
 		}
 		counts[gid]++
-		if err := fill(s, n, podsPerNode, i); err != nil {
+		perNode := podsPerNode
+		if i%10 == 9 {
+			perNode = podsPerNode / 10 // every tenth node is nearly idle: scale-down candidates
+		}
+		if err := fill(s, n, perNode, podsPerNode, i); err != nil {
 			return nil, err
 		}
 	}
@@ -95,12 +100,13 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 	return s, nil
 }
 
-// fill puts podsPerNode pods on a node using about 85% of it.
-func fill(s *snapshot.Snapshot, n *v1.Node, podsPerNode, i int) error {
+// fill puts count pods on a node, each sized so that full (podsPerNode)
+// would use about 85% of it.
+func fill(s *snapshot.Snapshot, n *v1.Node, count, podsPerNode, i int) error {
 	cpu := n.Status.Allocatable.Cpu().MilliValue() * 85 / 100 / int64(podsPerNode)
 	mem := n.Status.Allocatable.Memory().Value() * 85 / 100 / int64(podsPerNode)
 	gpus := n.Status.Allocatable.Name("nvidia.com/gpu", "").Value()
-	for j := 0; j < podsPerNode; j++ {
+	for j := 0; j < count; j++ {
 		app := fmt.Sprintf("app-%d", (i*7+j)%200)
 		b := builder.Pod(fmt.Sprintf("%s-%d", n.Name, j)).Namespace(fmt.Sprintf("team-%d", j%5)).
 			Request(v1.ResourceCPU, fmt.Sprintf("%dm", cpu)).Request(v1.ResourceMemory, fmt.Sprint(mem)).
@@ -133,7 +139,7 @@ func Pending(n int) []*v1.Pod {
 		case i%10 == 2:
 			b = builder.Pod(name).CPU("8").Memory("32Gi").GPU(1).Toleration("nvidia.com/gpu").Label("app", "train")
 		default:
-			b = builder.Pod(name).CPU("6").Memory("24Gi").Label("app", fmt.Sprintf("web-%d", i%4))
+			b = builder.Pod(name).CPU("20").Memory("64Gi").Label("app", fmt.Sprintf("web-%d", i%4))
 		}
 		out = append(out, Owned(b.Build(), b.Build().Labels["app"]))
 	}

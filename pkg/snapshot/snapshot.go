@@ -20,7 +20,7 @@ import (
 type Snapshot struct {
 	nodes      map[string]*NodeInfo
 	sorted     []*NodeInfo // by name
-	pods       map[string]*PodInfo
+	pods       map[podKey]*PodInfo
 	podNode    map[*PodInfo]*NodeInfo
 	groups     map[string]*NodeGroup
 	namespaces map[string]*v1.Namespace
@@ -39,11 +39,16 @@ type Snapshot struct {
 
 type labelPair struct{ key, value string }
 
+// podKey identifies a pod without building a "namespace/name" string.
+type podKey struct{ namespace, name string }
+
+func keyOf(pod *v1.Pod) podKey { return podKey{pod.Namespace, pod.Name} }
+
 // New returns an empty snapshot.
 func New() *Snapshot {
 	return &Snapshot{
 		nodes:       map[string]*NodeInfo{},
-		pods:        map[string]*PodInfo{},
+		pods:        map[podKey]*PodInfo{},
 		podNode:     map[*PodInfo]*NodeInfo{},
 		groups:      map[string]*NodeGroup{},
 		namespaces:  map[string]*v1.Namespace{},
@@ -119,7 +124,7 @@ func (s *Snapshot) AddPodInfo(pi *PodInfo, nodeName string) error {
 	if !ok {
 		return fmt.Errorf("pod %s: node %q is not in the snapshot", PodKey(pi.Pod), nodeName)
 	}
-	if _, dup := s.pods[PodKey(pi.Pod)]; dup {
+	if _, dup := s.pods[keyOf(pi.Pod)]; dup {
 		return fmt.Errorf("pod %s: already in the snapshot", PodKey(pi.Pod))
 	}
 	s.bindPod(pi, ni, -1, -1)
@@ -128,7 +133,7 @@ func (s *Snapshot) AddPodInfo(pi *PodInfo, nodeName string) error {
 
 // RemovePod removes a pod from its node.
 func (s *Snapshot) RemovePod(namespace, name string) error {
-	pi, ok := s.pods[namespace+"/"+name]
+	pi, ok := s.pods[podKey{namespace, name}]
 	if !ok {
 		return fmt.Errorf("pod %s/%s: not in the snapshot", namespace, name)
 	}
@@ -143,7 +148,7 @@ func (s *Snapshot) Node(name string) *NodeInfo { return s.nodes[name] }
 func (s *Snapshot) Nodes() []*NodeInfo { return s.sorted }
 
 // Pod returns a pod by namespace and name, or nil.
-func (s *Snapshot) Pod(namespace, name string) *PodInfo { return s.pods[namespace+"/"+name] }
+func (s *Snapshot) Pod(namespace, name string) *PodInfo { return s.pods[podKey{namespace, name}] }
 
 // NodeOf returns the node a pod is bound to, or nil.
 func (s *Snapshot) NodeOf(pi *PodInfo) *NodeInfo { return s.podNode[pi] }
@@ -193,8 +198,7 @@ func (s *Snapshot) deleteNode(ni *NodeInfo) {
 }
 
 func (s *Snapshot) bindPod(pi *PodInfo, ni *NodeInfo, at, antiAt int) {
-	key := PodKey(pi.Pod)
-	s.pods[key] = pi
+	s.pods[keyOf(pi.Pod)] = pi
 	s.podNode[pi] = ni
 	ni.addPod(pi, at, antiAt)
 	if len(pi.RequiredAntiAffinityTerms) > 0 {
@@ -209,7 +213,7 @@ func (s *Snapshot) bindPod(pi *PodInfo, ni *NodeInfo, at, antiAt int) {
 
 func (s *Snapshot) unbindPod(pi *PodInfo) {
 	ni := s.podNode[pi]
-	delete(s.pods, PodKey(pi.Pod))
+	delete(s.pods, keyOf(pi.Pod))
 	delete(s.podNode, pi)
 	at, antiAt := ni.removePod(pi)
 	if len(ni.PodsWithRequiredAntiAffinity) == 0 {
