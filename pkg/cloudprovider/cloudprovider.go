@@ -1,0 +1,44 @@
+// Package cloudprovider is the boundary between the autoscaler and the
+// infrastructure that adds and removes nodes: AWS Auto Scaling groups, GCE
+// managed instance groups, or kwok (Node objects in a local cluster). The
+// interface is small on purpose; optional abilities are separate interfaces
+// found by type assertion.
+package cloudprovider
+
+import (
+	"context"
+	"errors"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// CloudProvider manages node groups.
+type CloudProvider interface {
+	// Name is the --cloud-provider value ("aws", "gce", "kwok").
+	Name() string
+	// Refresh reloads groups and sizes from the provider; the loop calls it
+	// once per iteration before NodeGroups.
+	Refresh(ctx context.Context) error
+	// NodeGroups returns the managed groups with their min, max and
+	// current target size, and a template node for scale-up (from zero
+	// included), sorted by id.
+	NodeGroups() []snapshot.NodeGroup
+	// NodeGroupForNode returns the id of the group a node belongs to, or ""
+	// when the node is not managed (it is then never scaled down).
+	NodeGroupForNode(node *v1.Node) (string, error)
+	// IncreaseSize raises a group's target size by delta (> 0).
+	IncreaseSize(ctx context.Context, group string, delta int) error
+	// DeleteNodes removes nodes of a group and lowers its target size by
+	// their number.
+	DeleteNodes(ctx context.Context, group string, nodes []*v1.Node) error
+	// DecreaseTargetSize lowers a group's target size by delta (> 0) for
+	// nodes that were requested but never registered; it never deletes a
+	// registered node.
+	DecreaseTargetSize(ctx context.Context, group string, delta int) error
+}
+
+// ErrNotFound is wrapped by errors about groups or nodes the provider does
+// not know.
+var ErrNotFound = errors.New("not found")
