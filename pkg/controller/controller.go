@@ -1,0 +1,181 @@
+// Package controller is the live shell around the decision core: it watches
+// the cluster through informers, builds a snapshot every --scan-interval (and
+// at once when a new pod becomes unschedulable), runs autoscaler.RunOnce,
+// and carries the plan out through the cloud provider, node taints and the
+// Eviction API. It reports through the status ConfigMap, Prometheus metrics
+// and Kubernetes events, and acts only while it holds the leader Lease.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/scaledown"
+)
+
+// Options are the shell's settings; Autoscaler holds the decision options.
+type Options struct {
+	Autoscaler autoscaler.Options
+	// ScanInterval is the loop period (--scan-interval, 10s).
+	ScanInterval time.Duration
+	// Namespace holds the status ConfigMap, the Lease and the priority
+	// expander ConfigMap (--namespace, kube-system).
+	Namespace string
+	// StatusConfigMapName (--status-config-map-name, cluster-autoscaler-status).
+	StatusConfigMapName string
+	// WriteStatusConfigMap (--write-status-configmap, true).
+	WriteStatusConfigMap bool
+	// MaxPodEvictionTime (--max-pod-eviction-time, 2m).
+	MaxPodEvictionTime time.Duration
+	// Address serves /metrics and /health-check (--address, :8085); "" serves nothing.
+	Address        string
+	LeaderElection LeaderElection
+	// Clock is the time source; nil means the real clock.
+	Clock clock.WithTicker
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultOptions are the upstream defaults.
+func DefaultOptions() Options {
+	return Options{
+		Autoscaler:           autoscaler.DefaultOptions(),
+		ScanInterval:         10 * time.Second,
+		Namespace:            "kube-system",
+		StatusConfigMapName:  "cluster-autoscaler-status",
+		WriteStatusConfigMap: true,
+		MaxPodEvictionTime:   2 * time.Minute,
+		Address:              ":8085",
+		LeaderElection:       DefaultLeaderElection(),
+	}
+}
+
+// Controller runs the loop.
+type Controller struct {
+	opts     Options
+	client   kubernetes.Interface
+	cp       cloudprovider.CloudProvider
+	clock    clock.WithTicker
+	log      *slog.Logger
+	auto     *autoscaler.Autoscaler
+	factory  informers.SharedInformerFactory
+	listers  *listers
+	recorder record.EventRecorder
+	metrics  *metrics
+	trigger  chan struct{}
+	events   *eventLimiter
+
+	mu       sync.Mutex
+	deleting map[string]scaledown.Deletion // node removals in flight
+	results  []drainResult                 // finished removals, for the loop
+	lastLoop time.Time
+	drains   sync.WaitGroup
+}
+
+// New builds a controller; nothing runs until Run.
+func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Options) (*Controller, error) {
+	if opts.ScanInterval <= 0 {
+		return nil, fmt.Errorf("--scan-interval: must be positive, got %s", opts.ScanInterval)
+	}
+	auto, err := autoscaler.New(opts.Autoscaler)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	c := &Controller{
+		opts: opts, client: client, cp: cp, clock: opts.Clock, log: opts.Logger, auto: auto,
+		factory:  informers.NewSharedInformerFactory(client, 0),
+		metrics:  newMetrics(),
+		trigger:  make(chan struct{}, 1),
+		events:   newEventLimiter(5 * time.Minute),
+		deleting: map[string]scaledown.Deletion{},
+	}
+	c.listers = newListers(c.factory)
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	c.recorder = broadcaster.NewRecorder(eventScheme(), v1.EventSource{Component: "cluster-autoscaler"})
+	_, err = c.factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.maybeTrigger(obj) },
+		UpdateFunc: func(_, obj any) { c.maybeTrigger(obj) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// maybeTrigger asks for an immediate loop when a pod is unschedulable.
+func (c *Controller) maybeTrigger(obj any) {
+	if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName == "" && unschedulable(p) {
+		select {
+		case c.trigger <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run serves metrics and health, waits for the leader Lease when leader
+// election is on, and loops until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	if c.opts.Address != "" {
+		srv, err := c.serveHTTP(c.opts.Address)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = srv.Close() }()
+	}
+	if !c.opts.LeaderElection.Enabled {
+		return c.lead(ctx)
+	}
+	return c.runWithLeaderElection(ctx, c.lead)
+}
+
+// lead is what the leader does: start informers, clean what a crashed
+// predecessor left, loop.
+func (c *Controller) lead(ctx context.Context) error {
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.listers.synced...) {
+		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
+	}
+	if n, err := cleanStaleTaints(ctx, c.client); err != nil {
+		return err
+	} else if n > 0 {
+		c.log.Info("removed taints left by an earlier run", "count", n)
+	}
+	ticker := c.clock.NewTicker(c.opts.ScanInterval)
+	defer ticker.Stop()
+	defer c.drains.Wait()
+	for {
+		if err := c.RunOnce(ctx); err != nil {
+			c.log.Error("autoscaling loop failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		case <-c.trigger:
+			// A burst of new pending pods triggers one loop a second at most.
+			if err := sleep(ctx, c.clock, time.Second); err != nil {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+)
+
+// drainOptions bound how long a drain may take.
+type drainOptions struct {
+	// MaxPodEvictionTime is how long to keep retrying an eviction that a
+	// PodDisruptionBudget refuses (429) (--max-pod-eviction-time, 2m).
+	MaxPodEvictionTime time.Duration
+	// MaxGracefulTermination caps each pod's grace period.
+	MaxGracefulTermination time.Duration
+	// RetryInterval is the pause between eviction attempts.
+	RetryInterval time.Duration
+}
+
+// evictAll evicts pods through the Eviction API, retrying refusals until
+// MaxPodEvictionTime, then waits until they are gone from the node, up to
+// the capped grace period plus a margin.
+func evictAll(ctx context.Context, c kubernetes.Interface, clk clock.Clock, pods []*v1.Pod, o drainOptions) error {
+	deadline := clk.Now().Add(o.MaxPodEvictionTime)
+	for _, p := range pods {
+		if err := evictOne(ctx, c, clk, p, o, deadline); err != nil {
+			return err
+		}
+	}
+	waitUntil := clk.Now().Add(o.MaxGracefulTermination + 30*time.Second)
+	for _, p := range pods {
+		for {
+			cur, err := c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || (err == nil && (cur.UID != p.UID || cur.Spec.NodeName != p.Spec.NodeName)) {
+				break
+			}
+			if clk.Now().After(waitUntil) {
+				return fmt.Errorf("pod %s/%s still on node %s after %s", p.Namespace, p.Name, p.Spec.NodeName, o.MaxGracefulTermination)
+			}
+			if err := sleep(ctx, clk, o.RetryInterval); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v1.Pod, o drainOptions, deadline time.Time) error {
+	grace := int64(o.MaxGracefulTermination.Seconds())
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < grace {
+		grace = *g
+	}
+	ev := &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
+	}
+	for {
+		err := c.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+		switch {
+		case err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			return nil // evicted, or already gone / replaced
+		case apierrors.IsTooManyRequests(err):
+			if clk.Now().After(deadline) {
+				return fmt.Errorf("evicting %s/%s: a PodDisruptionBudget still refused after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
+			}
+		default:
+			return fmt.Errorf("evicting %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		if err := sleep(ctx, clk, o.RetryInterval); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-clk.After(d):
+		return nil
+	}
+}
