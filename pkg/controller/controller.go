@@ -155,6 +155,11 @@ func (c *Controller) lead(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.listers.synced...) {
 		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
 	}
+	// Providers with a loop of their own (kwok creates its Nodes) run it
+	// only while this replica leads.
+	if r, ok := c.cp.(interface{ Run(context.Context) }); ok {
+		go r.Run(ctx)
+	}
 	if n, err := cleanStaleTaints(ctx, c.client); err != nil {
 		return err
 	} else if n > 0 {

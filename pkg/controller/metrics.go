@@ -2,6 +2,7 @@ package controller
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // metrics keep the upstream Cluster Autoscaler's metric names, so existing
@@ -51,6 +52,6 @@ func newMetrics() *metrics {
 	}
 	m.registry.MustRegister(m.scaledUpNodes, m.scaledUpGPUNodes, m.scaledDownNodes, m.scaledDownGPU, m.failedScaleUps,
 		m.nodes, m.gpuNodes, m.unschedulablePods, m.unneededNodes, m.duration, m.lastActivity,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -1,0 +1,237 @@
+package app
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/limits"
+)
+
+// parse defines the flags on a fresh set and parses args.
+func parse(t *testing.T, args ...string) *ClusterAutoscalerConfig {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	c := ClusterAutoscalerFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	return c
+}
+
+func TestDefaultsAreTheCoreDefaults(t *testing.T) {
+	got, err := parse(t).Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := autoscaler.DefaultOptions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("default flags map to\n  %+v\nwant autoscaler.DefaultOptions()\n  %+v", got, want)
+	}
+}
+
+func TestShellDefaults(t *testing.T) {
+	s, err := parse(t).Shell()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ShellOptions{
+		CloudProvider: "gce", Namespace: "kube-system", ScanInterval: 10 * time.Second,
+		MaxPodEvictionTime: 2 * time.Minute, Address: ":8085",
+		LeaderElection: LeaderElectionOptions{Enabled: true, Namespace: "kube-system", Name: "cluster-autoscaler",
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
+		StatusConfigMapName: "cluster-autoscaler-status", WriteStatusConfigMap: true,
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("shell defaults\n  %+v\nwant\n  %+v", s, want)
+	}
+}
+
+func TestFlagsMapOntoOptions(t *testing.T) {
+	o, err := parse(t,
+		"--expander=priority,least-waste", "--seed=7", "--max-nodes-total=50", "--cores-total=2:100",
+		"--memory-total=4:400", "--gpu-total=nvidia-a10g:0:8", "--gpu-total=nvidia-tesla-a100:1:4",
+		"--max-nodes-per-scaleup=20", "--max-node-provision-time=5m", "--max-node-startup-time=7m",
+		"--initial-node-group-backoff-duration=1m", "--max-node-group-backoff-duration=10m", "--node-group-backoff-reset-timeout=1h",
+		"--balance-similar-node-groups", "--balancing-ignore-label=a.io/x", "--balancing-ignore-label=b.io/y",
+		"--expendable-pods-priority-cutoff=-5", "--new-pod-scale-up-delay=3s",
+		"--scale-down-enabled=false", "--scale-down-utilization-threshold=0.3", "--scale-down-gpu-utilization-threshold=0.9",
+		"--scale-down-unneeded-time=1m", "--scale-down-unready-time=2m", "--scale-down-unready-enabled=false",
+		"--scale-down-delay-after-add=3m", "--scale-down-delay-after-delete=4m", "--scale-down-delay-after-failure=5m",
+		"--max-scale-down-parallelism=3", "--max-drain-parallelism=2", "--scale-down-non-empty-candidates-count=9",
+		"--skip-nodes-with-local-storage=false", "--skip-nodes-with-system-pods=false", "--skip-nodes-with-custom-controller-pods=false",
+		"--max-graceful-termination-sec=60", "--ignore-daemonsets-utilization", "--ignore-mirror-pods-utilization",
+		"--daemonset-eviction-for-empty-nodes", "--daemonset-eviction-for-occupied-nodes=false",
+		"--max-cloud-provider-node-deletion-time=6m", "--max-bulk-soft-taint-count=4",
+	).Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, down, cs := o.ScaleUp, o.ScaleDown, o.ClusterState
+	wantLimits := limits.Limits{MaxNodesTotal: 50, Cores: limits.Range{Min: 2, Max: 100}, MemoryGiB: limits.Range{Min: 4, Max: 400},
+		GPUs: map[string]limits.Range{"nvidia-a10g": {Min: 0, Max: 8}, "nvidia-tesla-a100": {Min: 1, Max: 4}}}
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"Expander", up.Expander, "priority,least-waste"},
+		{"Seed", up.Seed, int64(7)},
+		{"Limits", o.Limits, wantLimits},
+		{"ScaleUp.Limits", up.Limits, wantLimits},
+		{"ScaleDown.Limits", down.Limits, wantLimits},
+		{"MaxNodesPerScaleUp", up.MaxNodesPerScaleUp, 20},
+		{"MaxNodeProvisionTime", cs.MaxNodeProvisionTime, 5 * time.Minute},
+		{"MaxNodeStartupTime", cs.MaxNodeStartupTime, 7 * time.Minute},
+		{"Backoff", [3]time.Duration{cs.Backoff.Initial, cs.Backoff.Max, cs.Backoff.Reset}, [3]time.Duration{time.Minute, 10 * time.Minute, time.Hour}},
+		{"BalanceSimilarNodeGroups", up.BalanceSimilarNodeGroups, true},
+		{"BalancingIgnoreLabels", up.BalancingIgnoreLabels, []string{"a.io/x", "b.io/y"}},
+		{"ExpendablePodsPriorityCutoff", o.ExpendablePodsPriorityCutoff, int32(-5)},
+		{"ScaleDown.ExpendablePodsPriorityCutoff", down.ExpendablePodsPriorityCutoff, int32(-5)},
+		{"NewPodScaleUpDelay", up.NewPodScaleUpDelay, 3 * time.Second},
+		{"ScaleDownEnabled", o.ScaleDownEnabled, false},
+		{"UtilizationThreshold", down.UtilizationThreshold, 0.3},
+		{"GPUUtilizationThreshold", down.GPUUtilizationThreshold, 0.9},
+		{"UnneededTime", down.UnneededTime, time.Minute},
+		{"UnreadyTime", down.UnreadyTime, 2 * time.Minute},
+		{"UnreadyEnabled", down.UnreadyEnabled, false},
+		{"DelayAfterAdd", down.DelayAfterAdd, 3 * time.Minute},
+		{"DelayAfterDelete", down.DelayAfterDelete, 4 * time.Minute},
+		{"DelayAfterFailure", down.DelayAfterFailure, 5 * time.Minute},
+		{"MaxScaleDownParallelism", down.MaxScaleDownParallelism, 3},
+		{"MaxDrainParallelism", down.MaxDrainParallelism, 2},
+		{"NonEmptyCandidatesCount", down.NonEmptyCandidatesCount, 9},
+		{"SkipNodesWithLocalStorage", down.SkipNodesWithLocalStorage, false},
+		{"SkipNodesWithSystemPods", down.SkipNodesWithSystemPods, false},
+		{"SkipNodesWithCustomControllerPods", down.SkipNodesWithCustomControllerPods, false},
+		{"MaxGracefulTerminationSec", down.MaxGracefulTerminationSec, 60},
+		{"IgnoreDaemonSetsUtilization", down.IgnoreDaemonSetsUtilization, true},
+		{"IgnoreMirrorPodsUtilization", down.IgnoreMirrorPodsUtilization, true},
+		{"DaemonSetEvictionForEmptyNodes", down.DaemonSetEvictionForEmptyNodes, true},
+		{"DaemonSetEvictionForOccupiedNodes", down.DaemonSetEvictionForOccupiedNodes, false},
+		{"MaxCloudProviderNodeDeletionTime", down.MaxCloudProviderNodeDeletionTime, 6 * time.Minute},
+		{"MaxBulkSoftTaintCount", down.MaxBulkSoftTaintCount, 4},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if err := down.Validate(); err != nil {
+		t.Errorf("mapped scale-down options do not validate: %v", err)
+	}
+}
+
+func TestShellMapping(t *testing.T) {
+	s, err := parse(t,
+		"--kubeconfig=/k", "--cloud-provider=aws", "--cloud-config=/c", "--namespace=autoscaling",
+		"--nodes=1:10:gpu-pool", "--nodes=0:3:https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/ig",
+		"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod,team=ml",
+		"--scan-interval=30s", "--max-pod-eviction-time=1m", "--address=127.0.0.1:9000", "--leader-elect=false",
+		"--leader-elect-resource-name=ca-shard-1", "--status-config-map-name=status-1", "--write-status-configmap=false", "--v=4",
+	).Shell()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGroups := []NodeGroupSpec{{1, 10, "gpu-pool"}, {0, 3, "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/ig"}}
+	if !reflect.DeepEqual(s.NodeGroups, wantGroups) {
+		t.Errorf("node groups = %+v", s.NodeGroups)
+	}
+	wantTags := map[string]string{"k8s.io/cluster-autoscaler/enabled": "", "k8s.io/cluster-autoscaler/prod": "", "team": "ml"}
+	if len(s.AutoDiscovery) != 1 || s.AutoDiscovery[0].Kind != "asg" || !reflect.DeepEqual(s.AutoDiscovery[0].Tags, wantTags) {
+		t.Errorf("auto-discovery = %+v", s.AutoDiscovery)
+	}
+	if s.Kubeconfig != "/k" || s.CloudProvider != "aws" || s.CloudConfig != "/c" || s.Namespace != "autoscaling" ||
+		s.ScanInterval != 30*time.Second || s.MaxPodEvictionTime != time.Minute || s.Address != "127.0.0.1:9000" ||
+		s.StatusConfigMapName != "status-1" || s.WriteStatusConfigMap || s.Verbosity != 4 {
+		t.Errorf("shell = %+v", s)
+	}
+	le := s.LeaderElection
+	if le.Enabled || le.Name != "ca-shard-1" || le.Namespace != "autoscaling" {
+		t.Errorf("leader election = %+v; the lease namespace should follow --namespace", le)
+	}
+	s, err = parse(t, "--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=gpu-,min=0,max=8",
+		"--leader-elect-resource-namespace=leases").Shell()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.AutoDiscovery[0]; d.Kind != "mig" || d.NamePrefix != "gpu-" || d.MinSize != 0 || d.MaxSize != 8 {
+		t.Errorf("mig discovery = %+v", d)
+	}
+	if s.LeaderElection.Namespace != "leases" {
+		t.Errorf("lease namespace = %s", s.LeaderElection.Namespace)
+	}
+}
+
+func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scale-down-utilization-threshold=1.5"}, `--scale-down-utilization-threshold: must be in (0, 1], got 1.5`},
+		{[]string{"--scale-down-utilization-threshold=0"}, `--scale-down-utilization-threshold: must be in (0, 1], got 0`},
+		{[]string{"--scale-down-gpu-utilization-threshold=NaN"}, `--scale-down-gpu-utilization-threshold: must be in (0, 1], got NaN`},
+		{[]string{"--expander=cheapest"}, `--expander: unknown expander "cheapest"`},
+		{[]string{"--expander=priority,cheapest"}, `--expander: unknown expander "cheapest" (known: random, most-pods, least-waste, least-nodes, price, priority), in "priority,cheapest"`},
+		{[]string{"--nodes=3:1:pool"}, `--nodes: want min:max:name, got "3:1:pool" (min 3 is above max 1)`},
+		{[]string{"--nodes=1:pool"}, `--nodes: want min:max:name, got "1:pool"`},
+		{[]string{"--nodes=a:2:pool"}, `--nodes: want min:max:name, got "a:2:pool" (min and max must be whole numbers)`},
+		{[]string{"--nodes=-1:2:pool"}, `--nodes: want min:max:name, got "-1:2:pool" (min must not be negative)`},
+		{[]string{"--nodes=1:2:pool", "--nodes=1:3:pool"}, `--nodes: want min:max:name, got "1:3:pool" (node group pool is given twice)`},
+		{[]string{"--cloud-provider=azure"}, `--cloud-provider: unknown provider "azure" (known: aws, gce, kwok)`},
+		{[]string{"--cloud-provider=kwok", "--node-group-auto-discovery=asg:tag=a"}, `--node-group-auto-discovery: asg discovery needs --cloud-provider=aws, not kwok, got "asg:tag=a"`},
+		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:k=v"}, `--node-group-auto-discovery: want asg:tag=`},
+		{[]string{"--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=a,min=3,max=1"}, `got "mig:namePrefix=a,min=3,max=1": want 0 <= min <= max`},
+		{[]string{"--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=a"}, `namePrefix, min and max are all required`},
+		{[]string{"--node-group-auto-discovery=vmss:tag=a"}, `unknown discoverer "vmss"`},
+		{[]string{"--cores-total=10"}, `--cores-total: want min:max, got "10"`},
+		{[]string{"--memory-total=9:1"}, `--memory-total: want 0 <= min <= max, got "9:1"`},
+		{[]string{"--gpu-total=a100:1"}, `--gpu-total: want type:min:max, got "a100:1"`},
+		{[]string{"--gpu-total=a100:0:1", "--gpu-total=a100:0:2"}, `--gpu-total: GPU type "a100" given twice, got "a100:0:2"`},
+		{[]string{"--max-nodes-total=-1"}, `--max-nodes-total: must not be negative, got -1`},
+		{[]string{"--max-nodes-per-scaleup=0"}, `--max-nodes-per-scaleup: must be positive, got 0`},
+		{[]string{"--scan-interval=0s"}, `--scan-interval: must be positive, got 0s`},
+		{[]string{"--max-node-provision-time=-1m"}, `--max-node-provision-time: must be positive, got -1m0s`},
+		{[]string{"--max-node-group-backoff-duration=1m"}, `--max-node-group-backoff-duration: must not be below --initial-node-group-backoff-duration (5m0s), got 1m0s`},
+		{[]string{"--scale-down-unneeded-time=-1s"}, `--scale-down-unneeded-time: must not be negative, got -1s`},
+		{[]string{"--max-drain-parallelism=-2"}, `--max-drain-parallelism: must not be negative, got -2`},
+		{[]string{"--max-graceful-termination-sec=-1"}, `--max-graceful-termination-sec: must not be negative, got -1`},
+		{[]string{"--expendable-pods-priority-cutoff=3000000000"}, `--expendable-pods-priority-cutoff: must fit a pod priority (int32), got 3000000000`},
+		{[]string{"--balancing-ignore-label=bad label"}, `--balancing-ignore-label: not a label key`},
+		{[]string{"--namespace=Kube_System"}, `--namespace: not a namespace name`},
+		{[]string{"--status-config-map-name=Status!"}, `--status-config-map-name: not an object name`},
+		{[]string{"--leader-elect-renew-deadline=20s"}, `--leader-elect-lease-duration: must be longer than --leader-elect-renew-deadline (20s), got 15s`},
+		{[]string{"--leader-elect-retry-period=9s"}, `--leader-elect-renew-deadline: must be longer than 1.2 x --leader-elect-retry-period (9s), got 10s`},
+		{[]string{"--address=8085"}, `--address: want [host]:port, got "8085"`},
+		{[]string{"--address=:http"}, `--address: port must be a number from 0 to 65535, got ":http"`},
+		{[]string{"--stderrthreshold=debug"}, `--stderrthreshold: want INFO, WARNING, ERROR or FATAL, got "debug"`},
+	} {
+		c := parse(t, tc.args...)
+		_, err := c.Options()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v\nwant it to contain %s", tc.args, err, tc.want)
+		}
+		if _, err := c.Shell(); err == nil {
+			t.Errorf("%v: Shell accepted it", tc.args)
+		}
+	}
+}
+
+func TestLeaderElectionTimingIsNotCheckedWhenDisabled(t *testing.T) {
+	if _, err := parse(t, "--leader-elect=false", "--leader-elect-renew-deadline=1m").Options(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestEveryBadValueIsReported(t *testing.T) {
+	_, err := parse(t, "--expander=cheapest", "--scan-interval=0s", "--address=x").Options()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, flag := range []string{"--expander", "--scan-interval", "--address"} {
+		if !strings.Contains(err.Error(), flag+":") {
+			t.Errorf("error does not mention %s: %v", flag, err)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Package app is the gpuscale command line: the root command, `version`,
+// and `cluster-autoscaler`, whose flags keep the upstream Cluster
+// Autoscaler's names and defaults (ClusterAutoscalerFlags) and map onto the
+// decision core's options (ClusterAutoscalerConfig.Options) and the live
+// shell's (ClusterAutoscalerConfig.Shell).
+package app
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// NewRootCommand builds the gpuscale command tree. Each call builds fresh
+// flags, so tests and embedders can run it more than once.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gpuscale",
+		Short: "Autoscaling for Kubernetes clusters that run GPU workloads",
+		Long: `Autoscaling for Kubernetes clusters that run GPU workloads.
+
+gpuscale grows and shrinks node groups (EKS Auto Scaling groups, GKE node
+pools, kwok for local clusters) for pending pods and idle nodes, with GPUs
+understood throughout: nodes whose device plugin has not advertised their
+GPUs yet, scale from zero with GPU templates, GPU nodes judged by GPU
+requests. It keeps the Cluster Autoscaler's flag names, so existing
+deployments carry over.`,
+		Version:       versionString(),
+		SilenceUsage:  true, // a bad flag value is explained by its error; usage would bury it
+		SilenceErrors: true, // main prints the error once
+	}
+	root.SetVersionTemplate("gpuscale {{.Version}}\n")
+	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand())
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and Go version of this binary",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeVersion(cmd.OutOrStdout())
+		},
+	}
+}
+
+// versionString is the module version, "(devel)" for a build from a
+// checkout.
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	return info.Main.Version
+}
+
+// writeVersion prints what the Go toolchain recorded in the binary: the
+// module version, the VCS revision when built with VCS stamping, and Go.
+func writeVersion(w io.Writer) error {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		_, err := fmt.Fprintln(w, "gpuscale: no build information in this binary")
+		return err
+	}
+	fmt.Fprintf(w, "gpuscale %s\n", info.Main.Version)
+	fmt.Fprintf(w, "  module:   %s\n", info.Main.Path)
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		if settings["vcs.modified"] == "true" {
+			rev += " (modified)"
+		}
+		fmt.Fprintf(w, "  commit:   %s\n", rev)
+	}
+	if t := settings["vcs.time"]; t != "" {
+		fmt.Fprintf(w, "  built at: %s\n", t)
+	}
+	_, err := fmt.Fprintf(w, "  go:       %s\n", info.GoVersion)
+	return err
+}
