@@ -1,0 +1,48 @@
+package autoscaler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuscale/gpuscale/test/e2e/cluster"
+)
+
+// The seed's gpu-hpa-test Deployment grows beyond one GPU node: exactly one
+// node is added for the extra pod, also when the new node's device plugin
+// takes 20 s to advertise its GPU; scaled back, the extra node is drained
+// and deleted, and the group's min size keeps the last one.
+func TestGPUScaleUpAndDown(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+	}{{"device plugin ready at once", 0}, {"device plugin 20s late", 20 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster.Start(t, cluster.Options{})
+			startAutoscaler(t, c, kwokConfig(t, tc.delay), fastOptions())
+			ctx := context.Background()
+			if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("gpu-hpa-test", 1, 1, "500m"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			count := func() int { return len(groupNodes(t, c.Client, "gpu-a10g")) }
+			eventually(t, 90*time.Second, "the first GPU pod to run", func() bool { return runningPods(t, c.Client, "gpu-hpa-test") == 1 })
+			if n := count(); n != 1 {
+				t.Fatalf("%d GPU nodes for one GPU pod, want 1", n)
+			}
+
+			scale(t, c.Client, "gpu-hpa-test", 2)
+			eventually(t, 90*time.Second, "the second GPU pod to run", func() bool { return runningPods(t, c.Client, "gpu-hpa-test") == 2 })
+			if peak := maxDuring(5*time.Second, count); peak != 2 || count() != 2 {
+				t.Fatalf("GPU nodes peaked at %d for two GPU pods, want exactly 2", peak)
+			}
+
+			scale(t, c.Client, "gpu-hpa-test", 0)
+			eventually(t, 90*time.Second, "the idle GPU node to be removed", func() bool { return count() == 1 })
+			if low := minDuring(8*time.Second, count); low != 1 {
+				t.Fatalf("the group went below its min size 1 (saw %d nodes)", low)
+			}
+		})
+	}
+}
