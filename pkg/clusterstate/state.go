@@ -134,26 +134,54 @@ func Upcoming(snap *snapshot.Snapshot, g *snapshot.NodeGroup) int {
 	return n
 }
 
-// AwaitingGPU lists registered nodes of groups whose template has GPUs that
-// have not advertised them yet, split by whether they are still within
-// MaxNodeStartupTime (they count as upcoming) or have overstayed it (they
-// are reported, and no longer stop new scale-ups).
-func (s *State) AwaitingGPU(snap *snapshot.Snapshot, now time.Time) (starting, overdue []*snapshot.NodeInfo) {
+// StartupTaints are put on nodes while they start (by the node lifecycle
+// controller and cloud controllers) and come off once they are ready; a
+// starting node is simulated without them.
+var StartupTaints = []string{
+	v1.TaintNodeNotReady, v1.TaintNodeUnreachable, v1.TaintNodeNetworkUnavailable,
+	"node.cloudprovider.kubernetes.io/uninitialized",
+}
+
+// Starting lists registered nodes of groups with a template that are still
+// starting: not Ready, carrying a startup taint, or (for GPU templates) not
+// yet advertising their GPUs. Within MaxNodeStartupTime of their creation
+// they are starting and count as upcoming; past it, GPU nodes without
+// GPUs are overdue (reported, no longer counted). awaitingGPU says, for
+// each starting node, whether it is its GPUs that are late.
+func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, overdue []*snapshot.NodeInfo) {
 	for _, ni := range snap.Nodes() {
 		g := snap.NodeGroup(ni.Group)
-		if g == nil || g.Template == nil || gpu.Allocatable(g.Template) == 0 {
+		if g == nil || g.Template == nil {
 			continue
 		}
-		if gpu.Allocatable(ni.Node) > 0 {
+		noGPUs := AwaitingGPU(ni.Node, g.Template)
+		if !noGPUs && IsReady(ni.Node) && !hasStartupTaint(ni.Node) {
 			continue
 		}
-		if now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime {
+		switch {
+		case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime:
 			starting = append(starting, ni)
-		} else {
+		case noGPUs:
 			overdue = append(overdue, ni)
 		}
 	}
 	return starting, overdue
+}
+
+// AwaitingGPU: the template has GPUs and the node has not advertised any.
+func AwaitingGPU(node, template *v1.Node) bool {
+	return gpu.Allocatable(template) > 0 && gpu.Allocatable(node) == 0
+}
+
+func hasStartupTaint(n *v1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		for _, k := range StartupTaints {
+			if t.Key == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // IsReady reports the node's Ready condition.

@@ -54,7 +54,7 @@ func TestAwaitingGPU(t *testing.T) {
 	add("stuck", "gpu", 0, 20*time.Minute)
 	add("ready", "gpu", 1, 20*time.Minute)
 	add("cpu-node", "cpu", 0, time.Minute)
-	starting, overdue := clusterstate.New(clusterstate.DefaultOptions()).AwaitingGPU(s, t0)
+	starting, overdue := clusterstate.New(clusterstate.DefaultOptions()).Starting(s, t0)
 	if len(starting) != 1 || starting[0].Name() != "fresh" || len(overdue) != 1 || overdue[0].Name() != "stuck" {
 		t.Errorf("starting %v overdue %v, want [fresh] [stuck]", names(starting), names(overdue))
 	}

@@ -25,9 +25,12 @@ type Plan struct {
 	Placements []string
 	// Pending are pods no scale-up helps, with the reason per group.
 	Pending []PendingPods
-	// AwaitingGPU are registered GPU nodes still waiting for their device
-	// plugin, counted as upcoming; GPUOverdue have waited longer than
-	// --max-node-startup-time and no longer count.
+	// Starting are registered nodes still starting (not Ready, startup
+	// taints, GPUs not advertised), simulated as their template would be
+	// once started; AwaitingGPU are those of them waiting for their device
+	// plugin. GPUOverdue have waited longer than --max-node-startup-time
+	// for their GPUs and no longer count.
+	Starting    []string
 	AwaitingGPU []string
 	GPUOverdue  []string
 }

@@ -90,7 +90,7 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	if r.templates, err = templatesFor(r.snap, &in); err != nil {
 		return r.plan, err
 	}
-	r.starting, r.overdue = in.State.AwaitingGPU(r.snap, in.Now)
+	r.starting, r.overdue = in.State.Starting(r.snap, in.Now)
 	if err := r.addUpcoming(); err != nil {
 		return r.plan, err
 	}

@@ -241,3 +241,22 @@ func TestPodsLeftForAnotherGroupSayWhich(t *testing.T) {
 		}
 	}
 }
+
+// A node that registered but is not Ready yet (the node lifecycle
+// controller's not-ready taint still on it) is upcoming, not a reason to
+// order another node.
+func TestStartingNodeIsUpcoming(t *testing.T) {
+	w := newWorld(t).group(builder.NodeGroup("cpu").Target(1).Template(cpuTemplate("c")))
+	n := builder.Node("cpu-1").CPU("8").Memory("32Gi").Taint(v1.TaintNodeNotReady, "", v1.TaintEffectNoSchedule).Build()
+	n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionFalse}}
+	w.node("cpu", n, t0)
+	pod := builder.Pod("web").CPU("2").Build()
+	plan := w.plan(opts("random"), t0.Add(30*time.Second), pod)
+	if len(plan.ScaleUps) != 0 || len(plan.WillSchedule) != 1 || fmt.Sprint(plan.Starting) != "[cpu-1]" {
+		t.Fatalf("scale-ups %q, will schedule %d, starting %v; want none, 1, [cpu-1]", summary(plan), len(plan.WillSchedule), plan.Starting)
+	}
+	// Long after start-up, a node that never became Ready no longer counts.
+	if got := summary(w.plan(opts("random"), t0.Add(20*time.Minute), pod)); got != "cpu+1" {
+		t.Fatalf("after --max-node-startup-time: scale-ups %q, want cpu+1", got)
+	}
+}

@@ -2,10 +2,12 @@ package scaleup
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
@@ -13,15 +15,19 @@ import (
 )
 
 // addUpcoming puts into the (forked) snapshot the nodes that are on their
-// way: nodes a group was asked for that have not registered, and GPU nodes
-// that registered without their GPUs, given the template's GPUs. Pending
+// way: nodes a group was asked for that have not registered, and registered
+// nodes still starting, simulated as they will be once started. Pending
 // pods that fit there must not order new nodes.
 func (r *run) addUpcoming() error {
 	for _, ni := range r.starting {
-		if err := r.giveTemplateGPUs(ni); err != nil {
+		tmpl := r.snap.NodeGroup(ni.Group).Template
+		if clusterstate.AwaitingGPU(ni.Node, tmpl) {
+			r.plan.AwaitingGPU = append(r.plan.AwaitingGPU, ni.Name())
+		}
+		r.plan.Starting = append(r.plan.Starting, ni.Name())
+		if err := r.asStarted(ni, tmpl); err != nil {
 			return err
 		}
-		r.plan.AwaitingGPU = append(r.plan.AwaitingGPU, ni.Name())
 	}
 	for _, ni := range r.overdue {
 		r.plan.GPUOverdue = append(r.plan.GPUOverdue, ni.Name())
@@ -41,19 +47,28 @@ func (r *run) addUpcoming() error {
 	return nil
 }
 
-// giveTemplateGPUs replaces a node that has not advertised its GPUs by a
-// copy that has the template's, keeping its pods.
-func (r *run) giveTemplateGPUs(ni *snapshot.NodeInfo) error {
-	tmpl := r.snap.NodeGroup(ni.Group).Template
+// asStarted replaces a starting node by a copy without startup taints and
+// with the template's GPUs where it has not advertised them, keeping its
+// pods.
+func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 	node := ni.Node.DeepCopy()
-	for name, q := range tmpl.Status.Allocatable {
-		if gpu.IsGPUResource(name) {
-			if node.Status.Allocatable == nil {
-				node.Status.Allocatable = v1.ResourceList{}
+	if clusterstate.AwaitingGPU(node, tmpl) {
+		for name, q := range tmpl.Status.Allocatable {
+			if gpu.IsGPUResource(name) {
+				if node.Status.Allocatable == nil {
+					node.Status.Allocatable = v1.ResourceList{}
+				}
+				node.Status.Allocatable[name] = q
 			}
-			node.Status.Allocatable[name] = q
 		}
 	}
+	kept := node.Spec.Taints[:0]
+	for _, t := range node.Spec.Taints {
+		if !slices.Contains(clusterstate.StartupTaints, t.Key) {
+			kept = append(kept, t)
+		}
+	}
+	node.Spec.Taints = kept
 	pods := append([]*snapshot.PodInfo(nil), ni.Pods...)
 	group := ni.Group
 	if err := r.snap.RemoveNode(ni.Name()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func fastOptions() controller.Options {
 	o.Autoscaler.ScaleDown.MaxDrainParallelism = 0
 	o.Autoscaler.ScaleUp.Expander = "least-waste"
 	o.MaxPodEvictionTime = 20 * time.Second
-	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.Logger = slog.New(slog.NewTextHandler(logSink(), nil))
 	return o
 }
 
@@ -190,4 +191,13 @@ func minDuring(d time.Duration, f func() int) int {
 		m = min(m, f())
 	}
 	return m
+}
+
+// logSink is where the in-process autoscalers log: stderr with
+// E2E_LOG=1, nowhere otherwise.
+func logSink() io.Writer {
+	if os.Getenv("E2E_LOG") == "1" {
+		return os.Stderr
+	}
+	return io.Discard
 }
