@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,7 @@ func fastOptions() controller.Options {
 type running struct {
 	cancel context.CancelFunc
 	done   chan error
+	once   sync.Once
 }
 
 func startAutoscaler(t *testing.T, c *cluster.Cluster, cfg *kwok.Config, o controller.Options) *running {
@@ -100,11 +102,13 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster, cfg *kwok.Config, o contr
 // stop cancels the controller and waits for it (a kill would not wait; the
 // crash tests stop a controller mid-work and start another).
 func (r *running) stop() {
-	r.cancel()
-	select {
-	case <-r.done:
-	case <-time.After(30 * time.Second):
-	}
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+		}
+	})
 }
 
 func deployment(name string, replicas int32, gpus int64, cpu string) *appsv1.Deployment {

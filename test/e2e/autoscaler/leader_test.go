@@ -33,8 +33,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 	a := replica("replica-a")
 	eventually(t, 20*time.Second, "replica-a to lead", func() bool { return holder() == "replica-a" })
-	b := replica("replica-b")
-	defer b.stop()
+	replica("replica-b")
 
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("gpu-hpa-test", 1, 1, "500m"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
