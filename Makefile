@@ -12,18 +12,34 @@ PARITY_CASES  ?= 20000
 BENCH         ?= .
 BENCHTIME     ?= 1s
 
-.PHONY: all build test unit parity vet lint bench clean
+# The local control plane's binaries (hack/build-tools.sh builds them into
+# .cache/tools, once).
+E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
+
+.PHONY: all build test unit parity vet lint bench clean tools cluster-up cluster-down
 
 all: build
 
 build:
 	$(GO) build ./...
 
-## test: vet, lint, unit tests with the race detector, and the scheduler parity suite.
-test: vet lint unit parity
+## test: vet, lint, all tests with the race detector (end-to-end tests on a
+## local control plane included), and the scheduler parity suite.
+test: vet lint tools unit parity
 
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## tools: build the local control plane (first run only, about 10 minutes).
+tools:
+	hack/build-tools.sh $(E2E_TOOLS)
+
+## cluster-up / cluster-down: a local cluster on 127.0.0.1 (kwok nodes).
+cluster-up: tools
+	hack/cluster.sh up
+
+cluster-down:
+	hack/cluster.sh down
 
 parity:
 	cd $(PARITY_DIR) && $(GO) vet ./... && PARITY_CASES=$(PARITY_CASES) $(GO) test -count=1 ./...
