@@ -83,6 +83,10 @@ type running struct {
 }
 
 func startAutoscaler(t *testing.T, c *cluster.Cluster, cfg *kwok.Config, o controller.Options) *running {
+	return startAutoscalerB(t, c, cfg, o)
+}
+
+func startAutoscalerB(t testing.TB, c *cluster.Cluster, cfg *kwok.Config, o controller.Options) *running {
 	t.Helper()
 	p, err := kwok.New(kwok.Options{Client: c.Client, Config: cfg, Namespace: ns, Logger: o.Logger})
 	if err != nil {
@@ -142,7 +146,7 @@ func scale(t *testing.T, c kubernetes.Interface, name string, replicas int32) {
 }
 
 // groupNodes lists the nodes of a kwok group.
-func groupNodes(t *testing.T, c kubernetes.Interface, group string) []v1.Node {
+func groupNodes(t testing.TB, c kubernetes.Interface, group string) []v1.Node {
 	t.Helper()
 	sel := labels.SelectorFromSet(labels.Set{kwok.LabelNodeGroup: group}).String()
 	l, err := c.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: sel})
@@ -152,7 +156,7 @@ func groupNodes(t *testing.T, c kubernetes.Interface, group string) []v1.Node {
 	return l.Items
 }
 
-func runningPods(t *testing.T, c kubernetes.Interface, app string) int {
+func runningPods(t testing.TB, c kubernetes.Interface, app string) int {
 	t.Helper()
 	l, err := c.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
