@@ -180,3 +180,14 @@ func TestLoadConfigReadsTheConfigMapWithoutAFile(t *testing.T) {
 		t.Errorf("missing ConfigMap: err = %v", err)
 	}
 }
+
+// The example the README runs must stay valid.
+func TestExampleConfigParses(t *testing.T) {
+	cfg, err := LoadConfigFile("../../../examples/kwok-gpu.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.NodeGroups) != 2 {
+		t.Errorf("example has %d node groups, want 2", len(cfg.NodeGroups))
+	}
+}
