@@ -1,5 +1,6 @@
 # gpuscale: build, test, benchmark and lint. Tools are built from the Go
-# module proxy into .cache/bin, pinned by version, and reused.
+# module proxy, pinned by version, and reused: linters into .cache/bin, the
+# local control plane into .cache/tools.
 
 GO            ?= go
 CACHE         := $(CURDIR)/.cache
@@ -61,4 +62,5 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
 
 clean:
+	-hack/cluster.sh down
 	rm -rf $(CACHE)

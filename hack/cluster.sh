@@ -113,11 +113,19 @@ down)
 		log "cluster $NAME does not exist"
 		exit 0
 	fi
-	BIN="$(bin_dir)"
-	# kwokctl delete rejects an empty --kubeconfig (create accepts one): name the
-	# cluster's own kubeconfig, deleted with it, so ~/.kube/config is untouched.
-	"$BIN/kwokctl" delete cluster --name "$NAME" --kubeconfig "$KUBECONFIG_PATH" >"$KWOKCTL_LOG" 2>&1 ||
-		{ cat "$KWOKCTL_LOG" >&2; die "kwokctl delete cluster failed"; }
+	# Never build just to delete (the pins may have changed since "up").
+	if BIN="$("$ROOT/hack/build-tools.sh" --check kwokctl 2>/dev/null | tail -n 1)"; then
+		# kwokctl delete rejects an empty --kubeconfig (create accepts one): name
+		# the cluster's own kubeconfig, deleted with it, so ~/.kube/config is untouched.
+		"$BIN/kwokctl" delete cluster --name "$NAME" --kubeconfig "$KUBECONFIG_PATH" >"$KWOKCTL_LOG" 2>&1 ||
+			{ cat "$KWOKCTL_LOG" >&2; die "kwokctl delete cluster failed"; }
+	else
+		log "kwokctl is not built for the current pins: stopping the components by pid"
+		for f in "$CLUSTER_DIR"/pids/*.pid; do
+			[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
+		done
+		rm -rf "$CLUSTER_DIR"
+	fi
 	rm -f "$KWOK_WORKDIR/$NAME.kwokctl.yaml" "$KWOKCTL_LOG"
 	log "cluster $NAME deleted"
 	;;
@@ -127,7 +135,7 @@ kubeconfig)
 	;;
 status)
 	[ -d "$CLUSTER_DIR" ] || die "cluster $NAME does not exist: run hack/cluster.sh up"
-	BIN="$(bin_dir)"
+	BIN="$("$ROOT/hack/build-tools.sh" --check kwokctl | tail -n 1)" || die "kwokctl is not built: make tools"
 	"$BIN/kwokctl" get components --name "$NAME"
 	;;
 *)

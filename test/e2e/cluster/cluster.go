@@ -494,9 +494,9 @@ func ensureTools(deadline time.Time, hasDeadline bool) (binDir, skip string, err
 		return "", "", fmt.Errorf("%s --check: %v\n%s", script, checkErr, stderr.String())
 	}
 	if hasDeadline && time.Until(deadline) < coldBuildBudget {
-		return "", fmt.Sprintf("control-plane binaries are not built yet and a cold build takes about 10 minutes, " +
+		return "", "control-plane binaries are not built yet and a cold build takes about 10 minutes, " +
 			"more than this test's -timeout leaves: run `make tools` (hack/build-tools.sh) once, " +
-			"or go test -timeout 30m; skipping"), nil
+			"or go test -timeout 30m; skipping", nil
 	}
 	fmt.Fprintf(os.Stderr, "e2e cluster: building the control-plane binaries with %s (first run only, about 10 minutes)...\n", script)
 	build := exec.Command(script, tools...)
