@@ -7,7 +7,8 @@ package clusterstate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -99,7 +100,7 @@ type Shrink struct {
 // shrink the group's target by the nodes that never came.
 func (s *State) Update(snap *snapshot.Snapshot, now time.Time) []Shrink {
 	var out []Shrink
-	for _, id := range sortedKeys(s.requests) {
+	for _, id := range slices.Sorted(maps.Keys(s.requests)) {
 		r := s.requests[id]
 		g := snap.NodeGroup(id)
 		if g == nil {
@@ -192,13 +193,4 @@ func IsReady(node *v1.Node) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -195,7 +197,7 @@ var providerLabels = map[string]string{
 }
 
 func validateTemplate(v *problems, path string, t *TemplateConfig) {
-	for _, k := range sortedKeys(t.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
 		p := fmt.Sprintf("%s.labels[%q]", path, k)
 		if from, ok := providerLabels[k]; ok {
 			v.add(p, "set by the provider from %s; remove it", from)
@@ -274,15 +276,6 @@ func (p *problems) add(path, format string, args ...any) {
 		msg = path + ": " + msg
 	}
 	p.list = append(p.list, errors.New(msg))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // parseQuantity is resource.ParseQuantity with the value named on failure.

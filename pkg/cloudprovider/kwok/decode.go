@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +133,7 @@ func (d *decoder) template(path string, raw json.RawMessage) TemplateConfig {
 		var labels map[string]*scalar
 		if d.object(path+".labels", t.Labels, &labels) {
 			out.Labels = map[string]string{}
-			for _, k := range sortedKeys(labels) {
+			for _, k := range slices.Sorted(maps.Keys(labels)) {
 				out.Labels[k] = d.str(fmt.Sprintf("%s.labels[%q]", path, k), labels[k])
 			}
 		}
@@ -154,7 +156,7 @@ func (d *decoder) template(path string, raw json.RawMessage) TemplateConfig {
 		d.add(path+".capacity", "required")
 	} else if d.object(path+".capacity", t.Capacity, &capacity) {
 		out.Capacity = v1.ResourceList{}
-		for _, name := range sortedKeys(capacity) {
+		for _, name := range slices.Sorted(maps.Keys(capacity)) {
 			p := fmt.Sprintf("%s.capacity[%q]", path, name)
 			if q, ok := d.quantity(p, capacity[name]); ok {
 				out.Capacity[v1.ResourceName(name)] = q
