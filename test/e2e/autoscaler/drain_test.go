@@ -2,7 +2,6 @@ package autoscaler_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
@@ -132,38 +130,5 @@ func TestDrainRulesKeepNodes(t *testing.T) {
 		if !strings.Contains(status.Data["status"], want) {
 			t.Errorf("status ConfigMap does not say which pod keeps its node (%s):\n%s", want, status.Data["status"])
 		}
-	}
-}
-
-// A crash in the middle of a removal leaves the node tainted
-// ToBeDeletedByClusterAutoscaler; the next autoscaler to start takes the
-// taint off, and the node's pods are all still there.
-func TestRestartRemovesStrandedTaints(t *testing.T) {
-	c := cluster.Start(t, cluster.Options{})
-	ctx := context.Background()
-	stranded := v1.Taint{Key: scaledown.TaintToBeDeleted, Value: "1700000000", Effect: v1.TaintEffectNoSchedule}
-	cpuNode(t, c.Client, "half-drained", stranded)
-	cpuNode(t, c.Client, "busy")
-	for i := 0; i < 3; i++ {
-		barePod(t, c.Client, fmt.Sprintf("keep-%d", i), "half-drained", func(p *v1.Pod) {
-			p.Annotations = map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
-		})
-	}
-	startAutoscaler(t, c, kwokConfig(t, 0), fastOptions())
-	eventually(t, 30*time.Second, "the stranded taint to be removed", func() bool {
-		n, err := c.Client.CoreV1().Nodes().Get(ctx, "half-drained", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, tt := range n.Spec.Taints {
-			if tt.Key == scaledown.TaintToBeDeleted {
-				return false
-			}
-		}
-		return true
-	})
-	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=half-drained"})
-	if err != nil || len(pods.Items) != 3 {
-		t.Fatalf("pods on the node after restart: %d (%v), want 3", len(pods.Items), err)
 	}
 }
