@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -49,7 +50,14 @@ func (c *Controller) runWithLeaderElection(ctx context.Context, lead func(contex
 	if err != nil {
 		return fmt.Errorf("leader election lock %s/%s: %w", ns, le.Name, err)
 	}
-	var leadErr error
+	// The elector runs OnStartedLeading in a goroutine of its own and does
+	// not wait for it: track it, so Run returns only once lead has.
+	var (
+		mu      sync.Mutex
+		stopped bool
+		leadErr error
+		running sync.WaitGroup
+	)
 	leCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	leaderelection.RunOrDie(leCtx, leaderelection.LeaderElectionConfig{
@@ -57,13 +65,28 @@ func (c *Controller) runWithLeaderElection(ctx context.Context, lead func(contex
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
+				mu.Lock()
+				if stopped {
+					mu.Unlock()
+					return
+				}
+				running.Add(1)
+				mu.Unlock()
+				defer running.Done()
 				c.log.Info("became leader", "lease", ns+"/"+le.Name, "identity", id)
-				leadErr = lead(ctx)
+				err := lead(ctx)
+				mu.Lock()
+				leadErr = err
+				mu.Unlock()
 				cancel()
 			},
 			OnStoppedLeading: func() { c.log.Info("stopped leading", "identity", id) },
 		},
 	})
+	mu.Lock()
+	stopped = true
+	mu.Unlock()
+	running.Wait()
 	if leadErr != nil {
 		return leadErr
 	}
