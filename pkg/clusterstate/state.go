@@ -125,16 +125,6 @@ func (s *State) Update(snap *snapshot.Snapshot, now time.Time) []Shrink {
 	return out
 }
 
-// Upcoming is the number of nodes a group was asked for that have not
-// registered yet.
-func Upcoming(snap *snapshot.Snapshot, g *snapshot.NodeGroup) int {
-	n := g.TargetSize - len(snap.NodesInGroup(g.ID))
-	if n < 0 {
-		return 0
-	}
-	return n
-}
-
 // StartupTaints are put on nodes while they start (by the node lifecycle
 // controller and cloud controllers) and come off once they are ready; a
 // starting node is simulated without them.

@@ -19,11 +19,7 @@ import (
 // controller, each 1/50 of a node's cpu and memory, one empty group: a plan
 // of 1,000 nodes.
 func BenchmarkScaleUp50kPods(b *testing.B) {
-	s := snapshot.New()
-	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
-	if err := s.SetNodeGroup(g); err != nil {
-		b.Fatal(err)
-	}
+	s := emptyGroup(b)
 	pods := make([]*v1.Pod, 50000)
 	for i := range pods {
 		pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Build()
@@ -34,16 +30,22 @@ func BenchmarkScaleUp50kPods(b *testing.B) {
 // BenchmarkScaleUp50kDistinctPods is the same with every pod distinct (its
 // own label), so no two pods share an equivalence class: the worst case.
 func BenchmarkScaleUp50kDistinctPods(b *testing.B) {
-	s := snapshot.New()
-	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
-	if err := s.SetNodeGroup(g); err != nil {
-		b.Fatal(err)
-	}
+	s := emptyGroup(b)
 	pods := make([]*v1.Pod, 50000)
 	for i := range pods {
 		pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Label("id", fmt.Sprint(i)).Build()
 	}
 	runScaleUp(b, s, pods, 1000)
+}
+
+// emptyGroup is a cluster of one empty group of 50-cpu, 50Gi nodes.
+func emptyGroup(b *testing.B) *snapshot.Snapshot {
+	s := snapshot.New()
+	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
+	if err := s.SetNodeGroup(g); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // BenchmarkScaleUpMixed5000Nodes: 5,000 nodes, 150,000 running pods, ten

@@ -144,7 +144,6 @@ func (r *run) placeOnNodes(c *Class, pc *predicates.PodCheck) int {
 			return n
 		}
 		cursor = found
-		nodes = r.snap.Nodes()
 	}
 	return len(c.Pods)
 }

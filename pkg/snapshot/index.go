@@ -22,11 +22,6 @@ func (s *Snapshot) ForEachPodWithLabel(key, value string, fn func(*PodInfo)) {
 	}
 }
 
-// CountPodsWithLabel is the number of pods labelled key=value.
-func (s *Snapshot) CountPodsWithLabel(key, value string) int {
-	return len(s.byLabel[labelPair{key, value}])
-}
-
 // DomainValues returns the values the label key takes across nodes, sorted:
 // the topology domains of that key.
 func (s *Snapshot) DomainValues(key string) []string {
