@@ -108,6 +108,21 @@ func TestGPUNodeWaitsForItsGPUs(t *testing.T) {
 	})
 }
 
+// Without any accelerator label, a node of a group whose template has GPUs
+// is still waiting for them while it has none: scale-up and scale-down
+// agree on that.
+func TestUnlabelledNodeOfGPUGroupWaitsForItsGPUs(t *testing.T) {
+	c := newCluster(t)
+	if err := c.snap.SetNodeGroup(builder.NodeGroup("gpu").Max(4).Target(1).Template(node4("t").GPU(1).Build()).Build()); err != nil {
+		t.Fatal(err)
+	}
+	c.node(node4("g").Build(), "gpu")
+	p := planOnce(t, c, scaledown.DefaultOptions(), nil)
+	if k := kept(t, p, "g"); k.Reason != scaledown.ReasonGPUsNotAdvertised {
+		t.Errorf("kept for %s (%s), want %s", k.Reason, k.Message, scaledown.ReasonGPUsNotAdvertised)
+	}
+}
+
 func TestGPUsNotAdvertisedMessage(t *testing.T) {
 	c := newCluster(t).group("gpu", 0, 1)
 	c.node(node4("g").Label(gpu.LabelEKSAccelerator, "nvidia-a10g").Build(), "gpu")
