@@ -98,7 +98,11 @@ func newCloudProvider(ctx context.Context, client kubernetes.Interface, shell ap
 			return nil, err
 		}
 		return kwok.New(kwok.Options{Client: client, Config: cfg, Namespace: shell.Namespace, Logger: logger})
+	case "aws":
+		return newAWSProvider(ctx, shell, logger)
+	case "gce":
+		return newGCEProvider(ctx, shell, logger)
 	default:
-		return nil, fmt.Errorf("--cloud-provider: %q is not available in this build (available: %s)", shell.CloudProvider, kwok.ProviderName)
+		return nil, fmt.Errorf("--cloud-provider: unknown provider %q (known: aws, gce, %s)", shell.CloudProvider, kwok.ProviderName)
 	}
 }

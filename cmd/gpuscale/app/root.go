@@ -32,7 +32,8 @@ deployments carry over.`,
 		SilenceErrors: true, // main prints the error once
 	}
 	root.SetVersionTemplate("gpuscale {{.Version}}\n")
-	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand())
+	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand(), newMetricsAdapterCommand(),
+		newDCGMSimCommand(), newSimulateCommand(), newExplainCommand(), newDemoCommand())
 	return root
 }
 
