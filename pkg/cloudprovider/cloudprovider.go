@@ -42,3 +42,32 @@ type CloudProvider interface {
 // ErrNotFound is wrapped by errors about groups or nodes the provider does
 // not know.
 var ErrNotFound = errors.New("not found")
+
+// FailedCreations are nodes a group asked for but the cloud will not
+// create: out of capacity in the zone, over quota, a bad launch template.
+// Count of them stay in the group's target until the autoscaler lowers it.
+type FailedCreations struct {
+	Group string
+	Count int
+	// Class is ErrorOutOfResources, ErrorQuota or ErrorOther.
+	Class string
+	// Code and Message are the cloud's own (for example
+	// "InsufficientInstanceCapacity", "ZONE_RESOURCE_POOL_EXHAUSTED").
+	Code, Message string
+}
+
+// Classes of FailedCreations.
+const (
+	ErrorOutOfResources = "OutOfResources"
+	ErrorQuota          = "Quota"
+	ErrorOther          = "Other"
+)
+
+// CreationFailureReporter is implemented by providers that can see failed
+// node creations. After each Refresh the loop backs the group off (so the
+// expander picks the next option), lowers its target by Count with
+// DecreaseTargetSize, and reports the failure. A provider reports each
+// failure once.
+type CreationFailureReporter interface {
+	FailedCreations() []FailedCreations
+}
