@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
@@ -32,6 +33,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if err := c.cp.Refresh(ctx); err != nil {
 		return fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
 	}
+	c.handleFailedCreations(ctx, start)
 	v, err := buildView(c.listers, c.cp)
 	if err != nil {
 		return err
@@ -57,6 +59,29 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// handleFailedCreations backs off groups whose cloud refused to create
+// nodes (out of capacity, over quota) and gives back the target those nodes
+// held, so this loop's scale-up turns to the expander's next option instead
+// of waiting out --max-node-provision-time.
+func (c *Controller) handleFailedCreations(ctx context.Context, now time.Time) {
+	r, ok := c.cp.(cloudprovider.CreationFailureReporter)
+	if !ok {
+		return
+	}
+	for _, f := range r.FailedCreations() {
+		reason := fmt.Sprintf("%s: %d node(s) not created: %s %s", f.Class, f.Count, f.Code, f.Message)
+		c.auto.State().RecordFailure(f.Group, reason, now)
+		c.metrics.failedScaleUps.WithLabelValues("cloud_provider_error").Inc()
+		c.log.Error("node creation failed; backing the group off", "group", f.Group, "count", f.Count,
+			"class", f.Class, "code", f.Code, "message", f.Message)
+		if f.Count > 0 {
+			if err := c.cp.DecreaseTargetSize(ctx, f.Group, f.Count); err != nil {
+				c.log.Error("lowering the target after failed creations", "group", f.Group, "delta", f.Count, "err", err)
+			}
+		}
+	}
 }
 
 // actScaleUp shrinks timed-out targets, grows groups and tells pods.

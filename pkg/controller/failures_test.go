@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// failingProvider holds groups in memory, records calls, and reports the
+// failures queued in fail once each.
+type failingProvider struct {
+	groups map[string]*snapshot.NodeGroup
+	calls  []string
+	fail   []cloudprovider.FailedCreations
+}
+
+func (p *failingProvider) Name() string                  { return "test" }
+func (p *failingProvider) Refresh(context.Context) error { return nil }
+func (p *failingProvider) NodeGroups() []snapshot.NodeGroup {
+	var out []snapshot.NodeGroup
+	for _, id := range []string{"a-cheap", "b-dear"} {
+		out = append(out, *p.groups[id])
+	}
+	return out
+}
+func (p *failingProvider) NodeGroupForNode(*v1.Node) (string, error) { return "", nil }
+func (p *failingProvider) IncreaseSize(_ context.Context, g string, d int) error {
+	p.calls = append(p.calls, fmt.Sprintf("increase %s %d", g, d))
+	p.groups[g].TargetSize += d
+	return nil
+}
+func (p *failingProvider) DeleteNodes(context.Context, string, []*v1.Node) error { return nil }
+func (p *failingProvider) DecreaseTargetSize(_ context.Context, g string, d int) error {
+	p.calls = append(p.calls, fmt.Sprintf("decrease %s %d", g, d))
+	p.groups[g].TargetSize -= d
+	return nil
+}
+func (p *failingProvider) FailedCreations() []cloudprovider.FailedCreations {
+	out := p.fail
+	p.fail = nil
+	return out
+}
+
+// A zone out of GPUs: the cheaper group fails to create its node, so the
+// next loop gives its target back, backs it off and grows the next option,
+// without waiting for the provisioning timeout.
+func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
+	tmpl := func(name string) *v1.Node { return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Build() }
+	cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
+	for _, g := range []snapshot.NodeGroup{
+		builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
+		builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
+	} {
+		cp.groups[g.ID] = &g
+	}
+	o := DefaultOptions()
+	o.Autoscaler.ScaleUp.Expander = "price"
+	o.Autoscaler.ScaleUp.NewPodScaleUpDelay = 0
+	o.Address = ""
+	o.LeaderElection.Enabled = false
+	o.Clock = clocktesting.NewFakeClock(t0)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	client := fake.NewClientset()
+	c, err := New(client, cp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := builder.Pod("train").GPU(1).Build()
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+	if err := c.factory.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"increase a-cheap 1"}; !slices.Equal(cp.calls, want) {
+		t.Fatalf("first loop calls = %v, want %v (the price expander picks the cheaper group)", cp.calls, want)
+	}
+	cp.fail = []cloudprovider.FailedCreations{{Group: "a-cheap", Count: 1, Class: cloudprovider.ErrorOutOfResources,
+		Code: "InsufficientInstanceCapacity", Message: "no g5 capacity in us-east-1a"}}
+	cp.calls = nil
+	if err := c.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"decrease a-cheap 1", "increase b-dear 1"}; !slices.Equal(cp.calls, want) {
+		t.Fatalf("second loop calls = %v, want %v", cp.calls, want)
+	}
+	backedOff, _, why := c.auto.State().BackedOff("a-cheap", t0)
+	if !backedOff || why == "" {
+		t.Errorf("a-cheap backed off = %v (%q), want backed off with the cloud's reason", backedOff, why)
+	}
+	cp.calls = nil
+	if err := c.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.calls) != 0 {
+		t.Errorf("third loop calls = %v, want none: the failure is reported once and b-dear's node is on its way", cp.calls)
+	}
+}
