@@ -17,7 +17,7 @@ BENCHTIME     ?= 1s
 # .cache/tools, once).
 E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus
 
-.PHONY: all build test unit parity vet lint bench clean tools cluster-up cluster-down
+.PHONY: all build test unit parity vet lint bench clean tools cluster-up cluster-down demo
 
 all: build
 
@@ -41,6 +41,12 @@ cluster-up: tools
 
 cluster-down:
 	hack/cluster.sh down
+
+## demo: the seed's GPU HPA walkthrough with node autoscaling, on a local
+## control plane with Prometheus, the metrics adapter and dcgm-sim.
+demo:
+	$(GO) build -o $(BIN)/gpuscale ./cmd/gpuscale
+	$(BIN)/gpuscale demo $(DEMO_FLAGS)
 
 parity:
 	cd $(PARITY_DIR) && $(GO) vet ./... && PARITY_CASES=$(PARITY_CASES) $(GO) test -count=1 ./...
