@@ -1,0 +1,110 @@
+package aws
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultRefreshInterval is how long the groups, their instances and their
+// templates are cached between full reloads. The provider's own changes
+// (desired capacity, terminated instances) update the cache at once, so
+// only changes made by others wait for the next reload.
+const DefaultRefreshInterval = time.Minute
+
+// Config is the optional --cloud-config file of --cloud-provider=aws, in
+// YAML. Every field may be omitted.
+type Config struct {
+	// Region overrides the SDK's own resolution (AWS_REGION, the shared
+	// configuration, then the instance metadata service).
+	Region string `json:"region,omitempty"`
+	// RefreshInterval is the cache lifetime, a Go duration such as "30s"
+	// (DefaultRefreshInterval when omitted); Interval returns it parsed.
+	RefreshInterval string `json:"refreshInterval,omitempty"`
+	// AutoScalingEndpoint and EC2Endpoint replace the SDK's endpoints (VPC
+	// interface endpoints, for example).
+	AutoScalingEndpoint string `json:"autoScalingEndpoint,omitempty"`
+	EC2Endpoint         string `json:"ec2Endpoint,omitempty"`
+	// Prices are on-demand dollars per hour by instance type; they win over
+	// the built-in table.
+	Prices map[string]float64 `json:"prices,omitempty"`
+	// SpotPrices are dollars per hour by instance type for groups that run
+	// spot capacity; without one, a spot group is priced on demand.
+	SpotPrices map[string]float64 `json:"spotPrices,omitempty"`
+}
+
+// LoadConfig reads and validates the file at path; an empty path gives the
+// empty configuration.
+func LoadConfig(path string) (*Config, error) {
+	if path == "" {
+		return &Config{}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cloud-config: %w", err)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("--cloud-config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes YAML strictly (unknown and duplicate fields are
+// errors) and validates it.
+func ParseConfig(data []byte) (*Config, error) {
+	c := &Config{}
+	if err := yaml.UnmarshalStrict(data, c); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Interval is RefreshInterval parsed, 0 (the default) when omitted or
+// invalid; Validate reports an invalid one.
+func (c *Config) Interval() time.Duration {
+	d, _ := time.ParseDuration(c.RefreshInterval)
+	return max(d, 0)
+}
+
+// Validate reports every bad field, naming it and its value.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.RefreshInterval != "" {
+		if d, err := time.ParseDuration(c.RefreshInterval); err != nil {
+			errs = append(errs, fmt.Errorf("refreshInterval: want a duration such as 30s, got %q", c.RefreshInterval))
+		} else if d < 0 {
+			errs = append(errs, fmt.Errorf("refreshInterval: must not be negative, got %q", c.RefreshInterval))
+		}
+	}
+	for field, v := range map[string]string{"autoScalingEndpoint": c.AutoScalingEndpoint, "ec2Endpoint": c.EC2Endpoint} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s: want an http(s) URL, got %q", field, v))
+		}
+	}
+	errs = append(errs, validatePrices("prices", c.Prices)...)
+	errs = append(errs, validatePrices("spotPrices", c.SpotPrices)...)
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+func validatePrices(field string, prices map[string]float64) []error {
+	var errs []error
+	for typ, p := range prices {
+		if typ == "" || p <= 0 {
+			errs = append(errs, fmt.Errorf("%s: want an instance type and a positive price, got %q: %g", field, typ, p))
+		}
+	}
+	return errs
+}
