@@ -1,0 +1,165 @@
+// Package prom is the metrics adapter's Prometheus client: the
+// client_golang HTTP API client over a pooled transport, a deadline on
+// every call, optional CA and bearer token files, latency and error
+// metrics, and errors sorted into kinds the API layer can report clearly.
+package prom
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Options configure a Client.
+type Options struct {
+	// URL is the Prometheus base address, for example http://127.0.0.1:9090.
+	URL string
+	// Timeout bounds each call, including Prometheus's own evaluation
+	// (sent as the timeout parameter). Default 5s.
+	Timeout time.Duration
+	// CAFile, if set, is a PEM bundle that verifies Prometheus's certificate.
+	CAFile string
+	// TokenFile, if set, holds a bearer token sent with every call; it is
+	// read on each call so that rotated tokens are picked up.
+	TokenFile string
+	// MaxIdleConns is the connection pool size kept open to Prometheus.
+	// Default 64.
+	MaxIdleConns int
+	// Metrics records call latency and errors; nil records nothing.
+	Metrics *Metrics
+}
+
+// Client calls the Prometheus HTTP API.
+type Client struct {
+	api     v1.API
+	url     string
+	timeout time.Duration
+	metrics *Metrics
+}
+
+// New builds a Client. It makes no calls.
+func New(o Options) (*Client, error) {
+	if o.URL == "" {
+		return nil, errors.New("prometheus url: must be set")
+	}
+	if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
+		return nil, fmt.Errorf("prometheus url: %q must start with http:// or https://", o.URL)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.MaxIdleConns <= 0 {
+		o.MaxIdleConns = 64
+	}
+	transport, err := newTransport(o)
+	if err != nil {
+		return nil, err
+	}
+	var rt http.RoundTripper = transport
+	if o.TokenFile != "" {
+		rt = &bearerFromFile{path: o.TokenFile, next: rt}
+	}
+	c, err := api.NewClient(api.Config{Address: o.URL, Client: &http.Client{Transport: rt}})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus url %q: %w", o.URL, err)
+	}
+	return &Client{api: v1.NewAPI(c), url: o.URL, timeout: o.Timeout, metrics: o.Metrics}, nil
+}
+
+func newTransport(o Options) (*http.Transport, error) {
+	t := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        o.MaxIdleConns,
+		MaxIdleConnsPerHost: o.MaxIdleConns,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: o.Timeout,
+	}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("prometheus ca file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("prometheus ca file %s: no PEM certificates found", o.CAFile)
+		}
+		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return t, nil
+}
+
+// URL is the Prometheus address the client calls.
+func (c *Client) URL() string { return c.url }
+
+// Series lists the series matching match between start and end.
+func (c *Client) Series(ctx context.Context, match string, start, end time.Time) ([]model.LabelSet, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	began := time.Now()
+	sets, _, _, err := c.api.Series(ctx, []string{match}, start, end)
+	err = classify(ctx, err, c.url)
+	c.metrics.observe("series", began, err)
+	return sets, err
+}
+
+// Query evaluates an instant query at ts. A scalar result becomes a vector
+// of one sample with no labels; a matrix or string result is an error.
+func (c *Client) Query(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	began := time.Now()
+	val, _, _, err := c.api.Query(ctx, q, ts, v1.WithTimeout(c.timeout))
+	err = classify(ctx, err, c.url)
+	if err == nil {
+		var vec model.Vector
+		vec, err = asVector(val)
+		if err != nil {
+			err = &Error{Kind: KindBadQuery, Err: err}
+		}
+		c.metrics.observe("query", began, err)
+		return vec, err
+	}
+	c.metrics.observe("query", began, err)
+	return nil, err
+}
+
+func asVector(val model.Value) (model.Vector, error) {
+	switch v := val.(type) {
+	case model.Vector:
+		return v, nil
+	case *model.Scalar:
+		return model.Vector{{Metric: model.Metric{}, Value: v.Value, Timestamp: v.Timestamp}}, nil
+	case nil:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("query returned a %s, want an instant vector or a scalar", val.Type())
+	}
+}
+
+// bearerFromFile adds the token in path to every request.
+type bearerFromFile struct {
+	path string
+	next http.RoundTripper
+}
+
+func (b *bearerFromFile) RoundTrip(req *http.Request) (*http.Response, error) {
+	token, err := os.ReadFile(b.path)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus token file: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	return b.next.RoundTrip(req)
+}

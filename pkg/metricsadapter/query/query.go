@@ -1,0 +1,140 @@
+// Package query builds the arguments of a rule's metricsQuery for one
+// request: the label matchers that pick the requested objects, the
+// namespace and the metric selector, and the labels to group by.
+package query
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
+)
+
+// Request is what a metrics request asks of one rule.
+type Request struct {
+	// Series is the series name the metric was discovered from.
+	Series string
+	// ObjectLabel is the series label naming the objects (for example
+	// exported_pod); empty for external metrics.
+	ObjectLabel string
+	// Names are the requested objects' names, one or more.
+	Names []string
+	// NamespaceLabel is the series label naming the namespace; empty when
+	// the query is not limited to a namespace.
+	NamespaceLabel string
+	// Namespace is the request's namespace.
+	Namespace string
+	// Selector is the request's metric selector; nil or empty for none.
+	Selector labels.Selector
+	// GroupBy overrides the grouping labels; by default the object label.
+	GroupBy []string
+}
+
+// Args builds the template arguments for r.
+func Args(r Request) (config.QueryArgs, error) {
+	var matchers []string
+	values := map[string]string{}
+	if r.ObjectLabel != "" {
+		pattern := namesPattern(r.Names)
+		values[r.ObjectLabel] = pattern
+		if len(r.Names) == 1 {
+			matchers = append(matchers, matcher(r.ObjectLabel, "=", r.Names[0]))
+		} else {
+			matchers = append(matchers, matcher(r.ObjectLabel, "=~", pattern))
+		}
+	}
+	if r.NamespaceLabel != "" {
+		values[r.NamespaceLabel] = regexp.QuoteMeta(r.Namespace)
+		matchers = append(matchers, matcher(r.NamespaceLabel, "=", r.Namespace))
+	}
+	selectorMatchers, err := SelectorMatchers(r.Selector)
+	if err != nil {
+		return config.QueryArgs{}, err
+	}
+	matchers = append(matchers, selectorMatchers...)
+	groupBy := r.GroupBy
+	if groupBy == nil && r.ObjectLabel != "" {
+		groupBy = []string{r.ObjectLabel}
+	}
+	return config.QueryArgs{
+		Series:            r.Series,
+		LabelMatchers:     strings.Join(matchers, ","),
+		LabelValuesByName: values,
+		GroupBy:           strings.Join(groupBy, ","),
+		GroupBySlice:      groupBy,
+	}, nil
+}
+
+// SelectorMatchers turns a Kubernetes label selector into PromQL label
+// matchers, sorted by label. Gt and Lt have no PromQL matcher and are
+// refused.
+func SelectorMatchers(sel labels.Selector) ([]string, error) {
+	if sel == nil || sel.Empty() {
+		return nil, nil
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return nil, fmt.Errorf("metric selector %q cannot be expressed as label matchers", sel)
+	}
+	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].Key() < reqs[j].Key() })
+	out := make([]string, 0, len(reqs))
+	for _, req := range reqs {
+		vals := req.Values().List() // sorted
+		switch req.Operator() {
+		case selection.Equals, selection.DoubleEquals:
+			out = append(out, matcher(req.Key(), "=", vals[0]))
+		case selection.NotEquals:
+			out = append(out, matcher(req.Key(), "!=", vals[0]))
+		case selection.In:
+			out = append(out, matcher(req.Key(), "=~", namesPattern(vals)))
+		case selection.NotIn:
+			out = append(out, matcher(req.Key(), "!~", namesPattern(vals)))
+		case selection.Exists:
+			out = append(out, matcher(req.Key(), "!=", ""))
+		case selection.DoesNotExist:
+			out = append(out, matcher(req.Key(), "=", ""))
+		default:
+			return nil, fmt.Errorf("metric selector %q: operator %q has no PromQL equivalent", sel, req.Operator())
+		}
+	}
+	return out, nil
+}
+
+// GroupByLabels is the grouping of an external query: the labels the
+// metric selector names, sorted, so that each selected combination comes
+// back as its own value.
+func GroupByLabels(sel labels.Selector) []string {
+	if sel == nil || sel.Empty() {
+		return []string{}
+	}
+	reqs, _ := sel.Requirements()
+	seen := map[string]bool{}
+	var out []string
+	for _, req := range reqs {
+		if !seen[req.Key()] {
+			seen[req.Key()] = true
+			out = append(out, req.Key())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// namesPattern is an anchored-by-PromQL alternation of literal values.
+func namesPattern(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = regexp.QuoteMeta(v)
+	}
+	return strings.Join(quoted, "|")
+}
+
+func matcher(label, op, value string) string {
+	return label + op + strconv.Quote(value)
+}
