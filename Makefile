@@ -8,6 +8,8 @@ BIN           := $(CACHE)/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 PARITY_DIR    := test/schedulerparity
+# HPA parity: the HPA model against the real controller's replica calculator.
+HPA_PARITY_DIR := test/hpaparity
 # Scheduler parity: random cases compared with the real kube-scheduler plugins.
 PARITY_CASES  ?= 20000
 BENCH         ?= .
@@ -50,6 +52,7 @@ demo:
 
 parity:
 	cd $(PARITY_DIR) && $(GO) vet ./... && PARITY_CASES=$(PARITY_CASES) $(GO) test -count=1 ./...
+	cd $(HPA_PARITY_DIR) && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet ./...
@@ -57,6 +60,7 @@ vet:
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 	cd $(PARITY_DIR) && $(STATICCHECK) ./...
+	cd $(HPA_PARITY_DIR) && $(STATICCHECK) ./...
 
 $(STATICCHECK):
 	mkdir -p $(BIN)
