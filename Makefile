@@ -17,7 +17,7 @@ BENCHTIME     ?= 1s
 
 # The local control plane's binaries (hack/build-tools.sh builds them into
 # .cache/tools, once).
-E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus
+E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus helm
 
 .PHONY: all build test unit parity vet lint bench clean tools cluster-up cluster-down demo
 

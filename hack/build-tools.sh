@@ -3,9 +3,9 @@
 # module proxy (no other downloads) into a cache keyed by the pinned versions:
 #
 #   .cache/tools/<key>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,
-#                           kubectl,etcd,kwok,kwokctl,prometheus}
+#                           kubectl,etcd,kwok,kwokctl,prometheus,helm}
 #
-# <key> hashes hack/tools/{,kwok/,prometheus/}go.sum, GOOS/GOARCH and this
+# <key> hashes hack/tools/{,kwok/,prometheus/,helm/}go.sum, GOOS/GOARCH and this
 # script's RECIPE and versions: changing a pin or the recipe builds into a
 # fresh directory. Binaries already present are skipped: only the first run
 # pays (about 10 minutes on 2 cores with a cold Go build cache).
@@ -32,6 +32,7 @@ GO="${GO:-go}"
 KUBE_VERSION=v1.35.4 # k8s.io/kubernetes in hack/tools/go.mod
 KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok in hack/tools/kwok/go.mod
 PROMETHEUS_VERSION=3.15.0 # github.com/prometheus/prometheus v0.315.0 in hack/tools/prometheus/go.mod
+HELM_VERSION=v4.3.1      # helm.sh/helm/v4 in hack/tools/helm/go.mod
 
 # name|module directory (under hack/tools)|package
 ALL_TOOLS=(
@@ -43,6 +44,7 @@ ALL_TOOLS=(
 	"kwok|kwok|sigs.k8s.io/kwok/cmd/kwok"
 	"kwokctl|kwok|sigs.k8s.io/kwok/cmd/kwokctl"
 	"prometheus|prometheus|github.com/prometheus/prometheus/cmd/prometheus"
+	"helm|helm|helm.sh/helm/v4/cmd/helm"
 )
 
 log() { echo "build-tools: $*" >&2; }
@@ -68,8 +70,8 @@ goarch="$("$GO" env GOARCH)"
 key="$(
 	cd "$TOOLS"
 	{
-		echo "recipe=$RECIPE $goos/$goarch kube=$KUBE_VERSION kwok=$KWOK_VERSION prometheus=$PROMETHEUS_VERSION"
-		for f in go.sum kwok/go.sum prometheus/go.sum; do
+		echo "recipe=$RECIPE $goos/$goarch kube=$KUBE_VERSION kwok=$KWOK_VERSION prometheus=$PROMETHEUS_VERSION helm=$HELM_VERSION"
+		for f in go.sum kwok/go.sum prometheus/go.sum helm/go.sum; do
 			echo "== $f"
 			cat "$f"
 		done
@@ -148,7 +150,7 @@ tmp="$(mktemp -d "$DIR/.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
 start_all=$SECONDS
-for mod in . kwok prometheus; do
+for mod in . kwok prometheus helm; do
 	names=()
 	pkgs=()
 	while IFS= read -r entry; do
@@ -171,6 +173,7 @@ for mod in . kwok prometheus; do
 		# enable_kubernetes_sd (etc.) here if a test needs one.
 		tags="remove_all_sd"
 		;;
+	helm) ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" ;;
 	esac
 
 	for i in "${!names[@]}"; do

@@ -1,0 +1,102 @@
+{{/* The release's base name: the release name, or "<release>-gpuscale" when it does not contain the chart name. */}}
+{{- define "gpuscale.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "gpuscale.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels every object carries; pass a dict with "ctx" (the root context) and "component". */}}
+{{- define "gpuscale.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+" "_" }}
+{{ include "gpuscale.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: gpuscale
+{{- end -}}
+
+{{- define "gpuscale.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpuscale.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "gpuscale.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* Names of the three parts. */}}
+{{- define "gpuscale.autoscaler.name" -}}{{ include "gpuscale.fullname" . }}-cluster-autoscaler{{- end -}}
+{{- define "gpuscale.adapter.name" -}}{{ include "gpuscale.fullname" . }}-metrics-adapter{{- end -}}
+{{- define "gpuscale.dcgmsim.name" -}}{{ include "gpuscale.fullname" . }}-dcgm-sim{{- end -}}
+
+{{- define "gpuscale.autoscaler.serviceAccountName" -}}
+{{- default (include "gpuscale.autoscaler.name" .) .Values.clusterAutoscaler.serviceAccount.name -}}
+{{- end -}}
+{{- define "gpuscale.adapter.serviceAccountName" -}}
+{{- default (include "gpuscale.adapter.name" .) .Values.metricsAdapter.serviceAccount.name -}}
+{{- end -}}
+
+{{/* A restricted container security context shared by every container. */}}
+{{- define "gpuscale.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Scheduling fields of a part: pass its values. */}}
+{{- define "gpuscale.scheduling" -}}
+{{- with .priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Refuses values the chart would otherwise render into a broken install, naming the value. */}}
+{{- define "gpuscale.validate" -}}
+{{- $providers := list "aws" "gce" "kwok" -}}
+{{- if and .Values.clusterAutoscaler.enabled (not (has .Values.clusterAutoscaler.cloudProvider $providers)) -}}
+{{- fail (printf "clusterAutoscaler.cloudProvider: want aws, gce or kwok, got %q" .Values.clusterAutoscaler.cloudProvider) -}}
+{{- end -}}
+{{- if and .Values.clusterAutoscaler.enabled (eq .Values.clusterAutoscaler.cloudProvider "kwok") (not .Values.clusterAutoscaler.kwok.config) (not .Values.clusterAutoscaler.cloudConfig) (not .Values.clusterAutoscaler.cloudConfigContent) -}}
+{{- fail "clusterAutoscaler.kwok.config: the kwok provider needs its node groups (or a cloud configuration file)" -}}
+{{- end -}}
+{{- if and .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent -}}
+{{- fail "clusterAutoscaler.cloudConfig and clusterAutoscaler.cloudConfigContent: set one, not both" -}}
+{{- end -}}
+{{- if and (eq .Values.clusterAutoscaler.cloudProvider "kwok") .Values.clusterAutoscaler.kwok.config (or .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent) -}}
+{{- fail "clusterAutoscaler.kwok.config: the kwok provider reads it only without a --cloud-config; set one of the two" -}}
+{{- end -}}
+{{- range $flag, $_ := .Values.clusterAutoscaler.extraArgs -}}
+{{- if has $flag (list "cloud-provider" "namespace" "nodes" "node-group-auto-discovery" "leader-elect" "leader-elect-resource-name" "address" "cloud-config" "kubeconfig") -}}
+{{- fail (printf "clusterAutoscaler.extraArgs.%s: set by the chart; use the value of its own (see values.yaml)" $flag) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
