@@ -2,6 +2,8 @@ package cloudprovider
 
 import (
 	"maps"
+	"path"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -27,7 +29,7 @@ type TemplateSpec struct {
 
 // TemplateNode builds the Ready node a new member of the group would be.
 func TemplateNode(s TemplateSpec) *v1.Node {
-	name := "template-" + s.Group
+	name := "template-" + templateName(s.Group)
 	arch := s.Arch
 	if arch == "" {
 		arch = "amd64"
@@ -63,4 +65,22 @@ func TemplateNode(s TemplateSpec) *v1.Node {
 			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
 		},
 	}
+}
+
+// templateName turns a group id into something valid as a node name and a
+// hostname label value: the last path element of a URL id (GCE instance
+// groups), lower case, other characters than [a-z0-9.-] made '-', at most
+// 54 characters so "template-" + it fits in 63.
+func templateName(group string) string {
+	base := strings.ToLower(path.Base(strings.TrimRight(group, "/")))
+	out := []byte(base)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			out[i] = '-'
+		}
+	}
+	if len(out) > 54 {
+		out = out[:54]
+	}
+	return strings.Trim(string(out), ".-")
 }
