@@ -1,13 +1,14 @@
 //go:build unix
 
-package cluster
+package localcluster
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive lock on path, shared by all test processes.
+// lockFile takes an exclusive lock on path, shared by every process that creates clusters.
 func lockFile(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -27,4 +28,11 @@ func lockFile(path string) (unlock func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// processAlive reports whether process pid exists (signal 0 is delivered
+// nowhere; EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
