@@ -1,18 +1,330 @@
 package app
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+	"github.com/gpuscale/gpuscale/pkg/sim/report"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/sim/trace"
 )
 
-// newSimulateCommand is replaced by the real command as it lands.
+// simulateFlags are `gpuscale simulate`'s flags.
+type simulateFlags struct {
+	scenario, builtin            string
+	list                         bool
+	alibabaPods, alibabaNodes    string
+	timeScale                    float64
+	azure, azureWorkload         string
+	azureMeasure                 string
+	azureBucket                  time.Duration
+	jobs, jobsColumns            string
+	set                          string
+	compare                      []string
+	seed                         int64
+	duration                     time.Duration
+	csv, html                    string
+	everyLoop, noProgress, quiet bool
+}
+
 func newSimulateCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "simulate",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("simulate: not in this build yet")
+	f := &simulateFlags{}
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay a scenario or a trace through the autoscaler in virtual time",
+		Long: `Replay a scenario or a trace through the real decision core in virtual time: an in-memory
+cluster with node groups, provisioning and device-plugin delays, kube-scheduler placement, the node
+autoscaler every scan interval and HorizontalPodAutoscalers on load curves. Prints a summary (cost and
+its lower bound, node-hours, GPU-hours, pending waits, scale-ups and scale-downs) and writes a CSV time
+series and an HTML page of charts on request. --compare runs several option sets side by side.`,
+		Example: `  gpuscale simulate --builtin seed-walkthrough --html walkthrough.html
+  gpuscale simulate --scenario examples/sim/training-burst.yaml --compare expander=least-waste --compare expander=price
+  gpuscale simulate --alibaba-pods openb_pod_list_default.csv --alibaba-nodes openb_node_list_all_node.csv --time-scale 100
+  gpuscale simulate --azure AzureLLMInferenceTrace_code.csv --compare expander=least-waste --compare expander=price
+  gpuscale simulate --scenario groups.yaml --jobs jobs.csv --jobs-columns submit=start,duration=runtime,gpus=gpu`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.list {
+				return listBuiltins(cmd.OutOrStdout())
+			}
+			return runSimulate(cmd, f)
 		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.scenario, "scenario", "", "Scenario YAML file (see docs/simulator.md).")
+	fs.StringVar(&f.builtin, "builtin", "", "Built-in scenario to run (--list shows them).")
+	fs.BoolVar(&f.list, "list", false, "List the built-in scenarios and exit.")
+	fs.StringVar(&f.alibabaPods, "alibaba-pods", "", "Alibaba GPU trace pod list (openb_pod_list_*.csv): its pods run as Jobs.")
+	fs.StringVar(&f.alibabaNodes, "alibaba-nodes", "", "Alibaba GPU trace node list (openb_node_list_*.csv): one node group per shape, the scenario's groups replaced.")
+	fs.Float64Var(&f.timeScale, "time-scale", 1, "Divide the Alibaba trace's submission times by this (durations kept), so demand arrives denser.")
+	fs.StringVar(&f.azure, "azure", "", "Azure LLM inference trace CSV: its request rate becomes the load curve of a Deployment (built-in azure-llm-serving unless --scenario or --builtin).")
+	fs.StringVar(&f.azureWorkload, "azure-workload", "", "The Deployment the Azure trace drives (default the first with a load curve).")
+	fs.StringVar(&f.azureMeasure, "azure-measure", string(trace.AzureRequests), "What the Azure trace's load counts: requests or tokens (per second).")
+	fs.DurationVar(&f.azureBucket, "azure-bucket", time.Minute, "Step of the Azure load curve.")
+	fs.StringVar(&f.jobs, "jobs", "", "Jobs CSV to add to the scenario's workloads, mapped by --jobs-columns.")
+	fs.StringVar(&f.jobsColumns, "jobs-columns", "submit=submit,duration=duration,gpus=gpus,cpu=cpu,memory=memory",
+		"Column mapping of --jobs: submit=,duration= (or end=),gpus=,cpu=,memory=, and time-unit=s|ms|us, cpu-unit=cores|milli, memory-unit=bytes|KiB|MiB|GiB.")
+	fs.StringVar(&f.set, "set", "", "Autoscaler options for every run, as upstream flag names: expander=price,scale-down-unneeded-time=5m.")
+	fs.StringArrayVar(&f.compare, "compare", nil, "An option set to run (same form as --set); repeat to compare several side by side.")
+	fs.Int64Var(&f.seed, "seed", 0, "Override the scenario's seed.")
+	fs.DurationVar(&f.duration, "duration", 0, "Override how much virtual time to simulate (0: the scenario's).")
+	fs.StringVar(&f.csv, "csv", "", "Write the time series to this CSV file (one file per run with --compare: NAME-1.csv, ...).")
+	fs.StringVar(&f.html, "html", "", "Write an HTML report with charts to this file.")
+	fs.BoolVar(&f.everyLoop, "every-loop", false, "Run the autoscaler at every scan interval even when nothing can have changed (slower, same result).")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "Never show the progress bar (it shows only on a terminal).")
+	fs.BoolVar(&f.quiet, "quiet", false, "Do not print the summary table.")
+	return cmd
+}
+
+func listBuiltins(w io.Writer) error {
+	for _, name := range scenario.Builtins() {
+		s, err := scenario.Builtin(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-20s %s\n", name, s.Description)
+	}
+	return nil
+}
+
+func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
+	s, err := buildScenario(cmd, f)
+	if err != nil {
+		return err
+	}
+	base, err := scenario.ParseFlagSet(f.set)
+	if err != nil {
+		return fmt.Errorf("--set: %w", err)
+	}
+	sets := []string{f.set}
+	if len(f.compare) > 0 {
+		sets = f.compare
+	}
+	if os.Getenv("GOGC") == "" {
+		// A batch run holds one cluster and churns through it: trading
+		// memory for fewer collections makes it markedly faster.
+		debug.SetGCPercent(400)
+	}
+	var runs []report.Run
+	for i, spec := range sets {
+		over, err := scenario.ParseFlagSet(spec)
+		if err != nil {
+			return fmt.Errorf("--compare %d: %w", i+1, err)
+		}
+		flags := s.Autoscaler.Merge(base).Merge(over)
+		opts := engine.OptionsFor(s)
+		opts.Autoscaler, opts.ScanInterval = flags.Options(s.Seed)
+		opts.EveryLoop = f.everyLoop
+		if len(f.compare) > 0 {
+			opts.Label = spec
+		}
+		if _, err := autoscaler.New(opts.Autoscaler); err != nil {
+			return fmt.Errorf("option set %q: %w", spec, err)
+		}
+		finish := func() {}
+		if !f.noProgress && isTerminal(os.Stderr) {
+			opts.Progress, finish = progress(opts.Label, s.Name)
+		}
+		res, err := engine.Run(opts)
+		finish()
+		if err != nil {
+			return err
+		}
+		run, err := report.NewRun(res)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, run)
+	}
+	if !f.quiet {
+		if err := report.WriteSummary(cmd.OutOrStdout(), runs); err != nil {
+			return err
+		}
+	}
+	return writeOutputs(cmd.ErrOrStderr(), f, runs)
+}
+
+// buildScenario reads the base scenario and folds in the traces.
+func buildScenario(cmd *cobra.Command, f *simulateFlags) (*scenario.Scenario, error) {
+	var s *scenario.Scenario
+	var err error
+	switch {
+	case f.scenario != "" && f.builtin != "":
+		return nil, fmt.Errorf("--scenario and --builtin: give one, got both")
+	case f.scenario != "":
+		s, err = scenario.Load(f.scenario)
+	case f.builtin != "":
+		s, err = scenario.Builtin(f.builtin)
+	case f.azure != "":
+		s, err = scenario.Builtin("azure-llm-serving")
+	case f.alibabaPods != "":
+		s = &scenario.Scenario{Name: "alibaba-gpu-2023", Seed: 1}
+	default:
+		return nil, fmt.Errorf("nothing to simulate: give --scenario, --builtin, --alibaba-pods or --azure (--list shows the built-in scenarios)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := addTraces(s, f); err != nil {
+		return nil, err
+	}
+	if cmd.Flags().Changed("seed") {
+		s.Seed = f.seed
+	}
+	if cmd.Flags().Changed("duration") {
+		s.Duration.Duration = f.duration
+	}
+	s.SetDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func addTraces(s *scenario.Scenario, f *simulateFlags) error {
+	open := func(path string, use func(name string, r io.Reader) error) error {
+		file, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		return use(filepath.Base(path), file)
+	}
+	if f.alibabaNodes != "" {
+		if err := open(f.alibabaNodes, func(name string, r io.Reader) (err error) {
+			s.NodeGroups, err = trace.AlibabaNodeGroups(name, r, trace.DefaultPrices())
+			return err
+		}); err != nil {
+			return fmt.Errorf("--alibaba-nodes: %w", err)
+		}
+	}
+	if f.alibabaPods != "" {
+		if err := open(f.alibabaPods, func(name string, r io.Reader) error {
+			ws, _, err := trace.AlibabaPods(name, r, trace.AlibabaOptions{TimeScale: f.timeScale})
+			s.Workloads = append(s.Workloads, ws...)
+			return err
+		}); err != nil {
+			return fmt.Errorf("--alibaba-pods: %w", err)
+		}
+	}
+	if f.jobs != "" {
+		cols, err := trace.ParseJobColumns(f.jobsColumns)
+		if err != nil {
+			return fmt.Errorf("--jobs-columns: %w", err)
+		}
+		if err := open(f.jobs, func(name string, r io.Reader) error {
+			ws, _, err := trace.Jobs(name, r, cols)
+			s.Workloads = append(s.Workloads, ws...)
+			return err
+		}); err != nil {
+			return fmt.Errorf("--jobs: %w", err)
+		}
+	}
+	if f.azure != "" {
+		return open(f.azure, func(name string, r io.Reader) error {
+			points, err := trace.AzureLoad(name, r, trace.AzureOptions{Bucket: f.azureBucket, Measure: trace.AzureMeasure(f.azureMeasure)})
+			if err != nil {
+				return fmt.Errorf("--azure: %w", err)
+			}
+			return setLoad(s, f.azureWorkload, points)
+		})
+	}
+	return nil
+}
+
+// setLoad replaces the load curve of the named Deployment (or the first
+// with a curve) and sets the duration to the curve's when none is given.
+func setLoad(s *scenario.Scenario, workload string, points []scenario.LoadPoint) error {
+	var names []string
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.Deployment == nil || w.Deployment.Load == nil {
+			continue
+		}
+		names = append(names, w.Name)
+		if workload == "" || w.Name == workload {
+			w.Deployment.Load.Points = points
+			if s.Duration.Duration == 0 || s.Duration.Duration < points[len(points)-1].At.Duration {
+				s.Duration.Duration = points[len(points)-1].At.Duration + 15*time.Minute
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("--azure-workload: no Deployment with a load curve named %q in scenario %s (those with one: %s)",
+		workload, s.Name, strings.Join(names, ", "))
+}
+
+func writeOutputs(log io.Writer, f *simulateFlags, runs []report.Run) error {
+	if f.csv != "" {
+		for i, r := range runs {
+			path := f.csv
+			if len(runs) > 1 {
+				ext := filepath.Ext(path)
+				path = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), i+1, ext)
+			}
+			if err := writeFile(path, func(w io.Writer) error { return report.WriteCSV(w, r.Result) }); err != nil {
+				return fmt.Errorf("--csv: %w", err)
+			}
+			fmt.Fprintf(log, "wrote %s (%s)\n", path, r.Name())
+		}
+	}
+	if f.html != "" {
+		if err := writeFile(f.html, func(w io.Writer) error { return report.WriteHTML(w, runs) }); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		fmt.Fprintf(log, "wrote %s\n", f.html)
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(file); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress draws a bar of virtual time on stderr.
+func progress(label, name string) (func(now, end time.Duration), func()) {
+	desc := name
+	if label != "" {
+		desc += " [" + label + "]"
+	}
+	var bar *progressbar.ProgressBar
+	update := func(now, end time.Duration) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(int64(end.Seconds()), progressbar.OptionSetWriter(os.Stderr),
+				progressbar.OptionSetDescription(desc), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionClearOnFinish())
+		}
+		if m := int64(end.Seconds()); m != bar.GetMax64() {
+			bar.ChangeMax64(m)
+		}
+		_ = bar.Set64(int64(now.Seconds()))
+	}
+	return update, func() {
+		if bar != nil {
+			_ = bar.Finish()
+		}
 	}
 }

@@ -1,0 +1,164 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/sim/bound"
+	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/sim/trace"
+)
+
+// dataDir is ../shared/data from the repository root; benchmarks on traces
+// skip when it is absent.
+func dataDir(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data")
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("trace data not found (%v); it is looked for in ../shared/data from the repository root", err)
+	}
+	return dir
+}
+
+func open(tb testing.TB, path string) *os.File {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
+}
+
+// alibabaScenario is openb_pod_list_default.csv on node groups made from
+// the trace's own 1,523-node list, submissions compressed by timeScale.
+func alibabaScenario(tb testing.TB, timeScale float64) *scenario.Scenario {
+	tb.Helper()
+	dir := filepath.Join(dataDir(tb), "alibaba-gpu-v2023")
+	nf := open(tb, filepath.Join(dir, "openb_node_list_all_node.csv"))
+	groups, err := trace.AlibabaNodeGroups(nf.Name(), nf, trace.DefaultPrices())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pf := open(tb, filepath.Join(dir, "openb_pod_list_default.csv"))
+	workloads, _, err := trace.AlibabaPods(pf.Name(), pf, trace.AlibabaOptions{TimeScale: timeScale})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Hourly samples over the recorded 149 days; compressed runs are
+	// sampled every minute so the peak shows.
+	sample := time.Hour
+	if timeScale > 1 {
+		sample = time.Minute
+	}
+	s := &scenario.Scenario{Name: "alibaba-default", Seed: 1, NodeGroups: groups, Workloads: workloads,
+		SampleInterval: metav1Duration(sample)}
+	s.SetDefaults()
+	if err := s.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// azureScenario is the built-in LLM serving scenario driven by the Azure
+// trace's request rate.
+func azureScenario(tb testing.TB) *scenario.Scenario {
+	tb.Helper()
+	f := open(tb, filepath.Join(dataDir(tb), "azure-llm-2023", "AzureLLMInferenceTrace_code.csv"))
+	points, err := trace.AzureLoad(f.Name(), f, trace.AzureOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := scenario.Builtin("azure-llm-serving")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Workloads[0].Deployment.Load.Points = points
+	if last := points[len(points)-1].At.Duration; s.Duration.Duration < last {
+		s.Duration = metav1Duration(last + 15*time.Minute)
+	}
+	return s
+}
+
+func runBench(b *testing.B, s *scenario.Scenario, expander string) {
+	o := engine.OptionsFor(s)
+	if expander != "" {
+		o.Autoscaler.ScaleUp.Expander = expander
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	var res *engine.Result
+	for i := 0; i < b.N; i++ {
+		var err error
+		if res, err = engine.Run(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	// CPU time beside wall time: on a shared machine it is the steadier figure.
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	lb, err := bound.Compute(res.Shapes, res.Demand, res.Duration)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var peak int64
+	for _, g := range res.Series.GPUsAllocated {
+		peak = max(peak, g)
+	}
+	b.ReportMetric(res.Duration.Hours()/24, "sim-days")
+	b.ReportMetric(float64(res.Loops), "loops")
+	b.ReportMetric(float64(peak), "peak-GPUs")
+	b.ReportMetric(res.Cost, "dollars")
+	b.ReportMetric(res.Cost/lb.Cost, "cost/bound")
+	b.ReportMetric(res.WaitPercentile(50).Seconds(), "wait-p50-s")
+	b.ReportMetric(res.WaitPercentile(90).Seconds(), "wait-p90-s")
+	b.ReportMetric(res.WaitPercentile(99).Seconds(), "wait-p99-s")
+	b.ReportMetric(float64(res.Unscheduled), "unscheduled")
+}
+
+// BenchmarkAlibabaDefault replays the 8,152 pods of
+// openb_pod_list_default.csv (149 days of timestamps, 35 of them dense) on
+// the trace's 1,523-node cluster, as recorded and with submissions 1,000
+// and 10,000 times denser (submissions within 3.6 hours and 21 minutes).
+func BenchmarkAlibabaDefault(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		scale float64
+	}{{"timestamps", 1}, {"compressed-1000x", 1000}, {"compressed-10000x", 10000}} {
+		b.Run(bc.name, func(b *testing.B) { runBench(b, alibabaScenario(b, bc.scale), "") })
+	}
+}
+
+// BenchmarkSyntheticDay is a day of the 1,000-node, 30,000-pod cluster of
+// the built-in synthetic-day scenario, with 28 HPAs.
+func BenchmarkSyntheticDay(b *testing.B) {
+	s, err := scenario.Builtin(scenario.SyntheticDayName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runBench(b, s, "")
+}
+
+// BenchmarkExpanders compares the expanders on both traces: cost against
+// the lower bound and pending waits.
+func BenchmarkExpanders(b *testing.B) {
+	for _, expander := range []string{"random", "most-pods", "least-waste", "least-nodes", "price"} {
+		b.Run("alibaba-100x/"+expander, func(b *testing.B) { runBench(b, alibabaScenario(b, 100), expander) })
+		b.Run("azure/"+expander, func(b *testing.B) { runBench(b, azureScenario(b), expander) })
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// LabelNodeGroup names the group of a simulated node.
+const LabelNodeGroup = "gpuscale.dev/node-group"
+
+// groupState is a node group of the modelled cloud.
+type groupState struct {
+	cfg      scenario.NodeGroup
+	template *v1.Node
+	gpus     int64
+	// target is the group's target size: registered nodes plus creations
+	// in flight. It is what is billed.
+	target    int
+	created   int // names nodes: <group>-<n>
+	inFlight  []*creation
+	added     int
+	removed   int
+	peakNodes int
+}
+
+// creation is a node asked for and not registered yet.
+type creation struct {
+	group     *groupState
+	requested time.Duration
+	canceled  bool
+}
+
+func (e *Engine) initGroups() error {
+	for i := range e.sc.NodeGroups {
+		cfg := e.sc.NodeGroups[i]
+		labels := map[string]string{LabelNodeGroup: cfg.Name}
+		maps.Copy(labels, cfg.Labels)
+		tmpl := cloudprovider.TemplateNode(cloudprovider.TemplateSpec{
+			Group: cfg.Name, Capacity: cfg.Capacity, Labels: labels, Taints: cfg.Taints,
+			InstanceType: cfg.InstanceType, Zone: cfg.Zone,
+		})
+		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl)}
+		e.groups = append(e.groups, g)
+		e.groupByID[cfg.Name] = g
+		if err := e.setTarget(g, 0); err != nil {
+			return err
+		}
+		for j := 0; j < *cfg.InitialSize; j++ {
+			if err := e.addNode(g, -time.Hour, true); err != nil {
+				return err
+			}
+		}
+		if err := e.setTarget(g, *cfg.InitialSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setTarget changes a group's target size in the snapshot the core reads.
+func (e *Engine) setTarget(g *groupState, target int) error {
+	g.target = target
+	if n := len(e.snap.NodesInGroup(g.cfg.Name)); n > g.peakNodes {
+		g.peakNodes = n
+	}
+	return e.snap.SetNodeGroup(snapshot.NodeGroup{
+		ID: g.cfg.Name, MinSize: g.cfg.MinSize, MaxSize: g.cfg.MaxSize, TargetSize: target,
+		Template: g.template, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour, Spot: g.cfg.Spot,
+	})
+}
+
+// requestNodes grows a group: the nodes register after the provisioning delay.
+func (e *Engine) requestNodes(g *groupState, delta int) error {
+	for i := 0; i < delta; i++ {
+		c := &creation{group: g, requested: e.now}
+		g.inFlight = append(g.inFlight, c)
+		e.schedule(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
+	}
+	g.added += delta
+	return e.setTarget(g, g.target+delta)
+}
+
+// cancelNodes drops the newest creations still in flight (a shrink after a
+// provisioning timeout).
+func (e *Engine) cancelNodes(g *groupState, delta int) error {
+	n := 0
+	for i := len(g.inFlight) - 1; i >= 0 && n < delta; i-- {
+		if !g.inFlight[i].canceled {
+			g.inFlight[i].canceled = true
+			n++
+		}
+	}
+	g.added -= n
+	return e.setTarget(g, g.target-n)
+}
+
+func (e *Engine) register(c *creation) error {
+	g := c.group
+	for i, x := range g.inFlight {
+		if x == c {
+			g.inFlight = append(g.inFlight[:i], g.inFlight[i+1:]...)
+			break
+		}
+	}
+	if c.canceled {
+		return nil
+	}
+	return e.addNode(g, e.now, e.sc.DevicePluginDelay.Duration == 0)
+}
+
+// addNode registers a node of g created at created. A GPU node registers
+// without its GPUs unless withGPUs; they follow after the device-plugin delay.
+func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) error {
+	g.created++
+	name := fmt.Sprintf("%s-%d", g.cfg.Name, g.created)
+	n := g.template.DeepCopy()
+	n.Name = name
+	n.Labels[v1.LabelHostname] = name
+	n.Spec.ProviderID = "sim://" + name
+	n.CreationTimestamp = metav1.NewTime(clock(created))
+	if g.gpus > 0 && !withGPUs {
+		stripGPUs(n)
+		e.schedule(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
+	}
+	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
+		return err
+	}
+	if k := len(e.snap.NodesInGroup(g.cfg.Name)); k > g.peakNodes {
+		g.peakNodes = k
+	}
+	e.roomGrew()
+	e.touch()
+	return nil
+}
+
+func stripGPUs(n *v1.Node) {
+	for name := range n.Status.Allocatable {
+		if gpu.IsGPUResource(name) {
+			delete(n.Status.Allocatable, name)
+			delete(n.Status.Capacity, name)
+		}
+	}
+}
+
+// advertiseGPUs gives a registered node its GPUs, keeping its pods.
+func (e *Engine) advertiseGPUs(name string) error {
+	ni := e.snap.Node(name)
+	if ni == nil {
+		return nil // removed before its device plugin started
+	}
+	g := e.groupByID[ni.Group]
+	n := ni.Node.DeepCopy()
+	for k, q := range g.template.Status.Allocatable {
+		if gpu.IsGPUResource(k) {
+			n.Status.Allocatable[k] = q.DeepCopy()
+			n.Status.Capacity[k] = q.DeepCopy()
+		}
+	}
+	pods := append([]*snapshot.PodInfo(nil), ni.Pods...)
+	if err := e.snap.RemoveNode(name); err != nil {
+		return err
+	}
+	if err := e.snap.AddNodeInGroup(n, ni.Group); err != nil {
+		return err
+	}
+	for _, pi := range pods {
+		if err := e.snap.AddPodInfo(pi, name); err != nil {
+			return err
+		}
+	}
+	e.roomGrew()
+	e.touch()
+	return nil
+}
+
+// removeNode deletes a node whose pods have been evicted.
+func (e *Engine) removeNode(name string) error {
+	ni := e.snap.Node(name)
+	if ni == nil {
+		return fmt.Errorf("node %s: not in the cluster", name)
+	}
+	g := e.groupByID[ni.Group]
+	if err := e.snap.RemoveNode(name); err != nil {
+		return err
+	}
+	g.removed++
+	e.touch()
+	return e.setTarget(g, g.target-1)
+}

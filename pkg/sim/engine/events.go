@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"container/heap"
+	"time"
+)
+
+// eventKind says what happens at an event's time.
+type eventKind uint8
+
+const (
+	evSubmit   eventKind = iota // a Job pod is submitted
+	evFinish                    // a running Job pod completes
+	evRegister                  // a requested node registers with the cluster
+	evGPUs                      // a node's device plugin advertises its GPUs
+)
+
+// event is one thing that happens at a point of virtual time. Events at the
+// same time run in the order they were scheduled (seq), so a run is
+// deterministic.
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind eventKind
+	pod  *simPod
+	// gen is the pod's binding generation when the event was made: a finish
+	// event of an evicted pod is stale.
+	gen      int
+	creation *creation
+	node     string
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// schedule queues e.
+func (e *Engine) schedule(ev *event) {
+	e.seq++
+	ev.seq = e.seq
+	heap.Push(&e.events, ev)
+}
+
+// nextEventAt is the time of the earliest queued event, or never.
+func (e *Engine) nextEventAt() time.Duration {
+	if len(e.events) == 0 {
+		return never
+	}
+	return e.events[0].at
+}
+
+func (e *Engine) popEvent() *event { return heap.Pop(&e.events).(*event) }

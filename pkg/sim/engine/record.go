@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/sim/bound"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Result is what a run measured.
+type Result struct {
+	Scenario string
+	Label    string
+	// Duration is the virtual time simulated.
+	Duration time.Duration
+	Groups   []GroupResult
+	// Cost and NodeHours sum the groups; a node is billed from its
+	// scale-up request to its removal.
+	Cost, NodeHours float64
+	// GPUHoursAllocated is the integral of GPUs requested by running pods;
+	// GPUHoursProvisioned that of GPUs in billed nodes.
+	GPUHoursAllocated, GPUHoursProvisioned float64
+	// Waits are the pending times of every pod from submission to its
+	// first binding, sorted; pods never bound count until they left the
+	// queue or the run ended.
+	Waits []time.Duration
+	// Unscheduled is how many pods were still waiting at the end.
+	Unscheduled int
+	Submitted   int
+	Finished    int
+	// ScaleUps are scale-up actions (one per group per loop), NodesAdded
+	// and NodesRemoved the nodes they and scale-down moved.
+	ScaleUps, NodesAdded, NodesRemoved, Evictions int
+	// HPAChanges counts changes of a Deployment's replicas by its HPA.
+	HPAChanges int
+	// Loops is how many times the autoscaler's loop ran.
+	Loops  int
+	Series Series
+	// Demand is the demand the lower bound packs: Jobs from submission for
+	// their duration, Deployments at the replicas their HPA asked for.
+	Demand []bound.Change
+	// Shapes are the node groups as the bound sees them.
+	Shapes []bound.Shape
+}
+
+// GroupResult is one node group's account.
+type GroupResult struct {
+	ID           string
+	InstanceType string
+	PricePerHour float64
+	NodeHours    float64
+	Cost         float64
+	PeakNodes    int
+	Added        int
+	Removed      int
+}
+
+// Series is the time series sampled every SampleInterval.
+type Series struct {
+	Times []time.Duration
+	// Groups name the columns of Nodes (billed nodes per group).
+	Groups []string
+	Nodes  [][]int
+	// Pending are pods waiting for a node.
+	Pending []int
+	// GPUsAllocated and GPUsProvisioned are GPUs requested by running pods
+	// and GPUs in billed nodes.
+	GPUsAllocated, GPUsProvisioned []int64
+	// Deployments name the columns of Replicas (desired replicas).
+	Deployments []string
+	Replicas    [][]int
+	// Cost is the cost so far.
+	Cost []float64
+}
+
+// WaitPercentile returns the p-th percentile (0..100) of Waits, nearest rank.
+func (r *Result) WaitPercentile(p float64) time.Duration {
+	if len(r.Waits) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(r.Waits))+0.999999) - 1
+	i = max(0, min(i, len(r.Waits)-1))
+	return r.Waits[i]
+}
+
+// recorder integrates costs and GPU-hours between points of time and keeps
+// the counters and the series.
+type recorder struct {
+	last time.Duration
+	// Integrals are kept exact, so a run's figures do not depend on how
+	// time was cut into steps.
+	nodeTime     []exactHours
+	gpuAllocTime exactHours
+	gpuProvTime  exactHours
+	gpuAllocated int64
+	waits        []time.Duration
+	submitted    int
+	finished     int
+	scaleUps     int
+	scaleDowns   int
+	evictions    int
+	loops        int
+	series       Series
+	demandList   []bound.Change
+}
+
+func (r *recorder) init(e *Engine) {
+	r.nodeTime = make([]exactHours, len(e.groups))
+	for _, g := range e.groups {
+		r.series.Groups = append(r.series.Groups, g.cfg.Name)
+	}
+	for _, w := range e.workloads {
+		if w.cfg.Deployment != nil {
+			r.series.Deployments = append(r.series.Deployments, w.key)
+		}
+	}
+}
+
+// integrate adds the node-hours and GPU-hours of the current state from the
+// last point of time up to t.
+func (e *Engine) integrate(t time.Duration) {
+	r := &e.rec
+	if t <= r.last {
+		return
+	}
+	dt := t - r.last
+	var gpus int64
+	for i, g := range e.groups {
+		r.nodeTime[i].add(int64(g.target), dt)
+		gpus += int64(g.target) * g.gpus
+	}
+	r.gpuProvTime.add(gpus, dt)
+	r.gpuAllocTime.add(r.gpuAllocated, dt)
+	r.last = t
+}
+
+// cost is what the nodes cost so far.
+func (e *Engine) cost() float64 {
+	c := 0.0
+	for i, g := range e.groups {
+		c += e.rec.nodeTime[i].hours() * g.cfg.PricePerHour
+	}
+	return c
+}
+
+// exactHours is a sum of count x duration without rounding: whole hours
+// and the nanoseconds left over.
+type exactHours struct{ h, ns int64 }
+
+func (x *exactHours) add(n int64, d time.Duration) {
+	x.h += n * int64(d/time.Hour)
+	x.ns += n * int64(d%time.Hour)
+	x.h += x.ns / int64(time.Hour)
+	x.ns %= int64(time.Hour)
+}
+
+func (x exactHours) hours() float64 { return float64(x.h) + float64(x.ns)/float64(time.Hour) }
+
+func (r *recorder) wait(d time.Duration) { r.waits = append(r.waits, d) }
+
+// demand adds a Job pod's ideal run to the bound's demand.
+func (r *recorder) demand(from, to time.Duration, w *workloadState, n int) {
+	amt := amountOf(&w.req)
+	r.demandList = append(r.demandList, bound.Change{At: from, Delta: amt.Scale(float64(n))},
+		bound.Change{At: to, Delta: amt.Scale(-float64(n))})
+}
+
+// demandStep adds a change of a Deployment's replicas.
+func (r *recorder) demandStep(at time.Duration, w *workloadState, delta int) {
+	r.demandList = append(r.demandList, bound.Change{At: at, Delta: amountOf(&w.req).Scale(float64(delta))})
+}
+
+func amountOf(req *snapshot.Resource) bound.Amount {
+	return bound.Amount{CPU: float64(req.MilliCPU) / 1000, MemoryGiB: float64(req.Memory) / (1 << 30),
+		GPUs: float64(gpu.Requested(req))}
+}
+
+func (r *recorder) sample(e *Engine) {
+	s := &r.series
+	s.Times = append(s.Times, e.now)
+	nodes := make([]int, len(e.groups))
+	var prov int64
+	for i, g := range e.groups {
+		nodes[i] = g.target
+		prov += int64(g.target) * g.gpus
+	}
+	s.Nodes = append(s.Nodes, nodes)
+	s.Pending = append(s.Pending, len(e.pending))
+	s.GPUsAllocated = append(s.GPUsAllocated, r.gpuAllocated)
+	s.GPUsProvisioned = append(s.GPUsProvisioned, prov)
+	var reps []int
+	for _, w := range e.workloads {
+		if w.cfg.Deployment != nil {
+			reps = append(reps, w.desired)
+		}
+	}
+	s.Replicas = append(s.Replicas, reps)
+	s.Cost = append(s.Cost, e.cost())
+}
+
+func (e *Engine) result() *Result {
+	r := &e.rec
+	res := &Result{
+		Scenario: e.sc.Name, Label: e.opts.Label, Duration: e.end,
+		GPUHoursAllocated: r.gpuAllocTime.hours(), GPUHoursProvisioned: r.gpuProvTime.hours(),
+		Submitted: r.submitted, Finished: r.finished, ScaleUps: r.scaleUps, NodesRemoved: r.scaleDowns,
+		Evictions: r.evictions, Loops: r.loops, Series: r.series,
+	}
+	for i, g := range e.groups {
+		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,
+			NodeHours: r.nodeTime[i].hours(), PeakNodes: g.peakNodes, Added: g.added, Removed: g.removed}
+		gr.Cost = gr.NodeHours * gr.PricePerHour
+		res.Groups = append(res.Groups, gr)
+		res.NodeHours += gr.NodeHours
+		res.Cost += gr.Cost
+		res.NodesAdded += g.added
+		res.Shapes = append(res.Shapes, bound.Shape{Name: g.cfg.Name, PricePerHour: g.cfg.PricePerHour,
+			Capacity: amountOf(&snapshot.Resource{MilliCPU: g.template.Status.Allocatable.Cpu().MilliValue(),
+				Memory: g.template.Status.Allocatable.Memory().Value(), Scalar: scalarOf(g.template.Status.Allocatable)})})
+	}
+	waits := append([]time.Duration(nil), r.waits...)
+	for _, p := range e.pending {
+		if !p.waited {
+			waits = append(waits, e.end-p.submit)
+			res.Unscheduled++
+		}
+	}
+	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+	res.Waits = waits
+	for _, w := range e.workloads {
+		res.HPAChanges += w.changes
+	}
+	res.Demand = append([]bound.Change(nil), r.demandList...)
+	return res
+}

@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// workloadState is a Deployment or a set of Jobs.
+type workloadState struct {
+	cfg *scenario.Workload
+	// key is the scheduler's equivalence key: pods of one workload are
+	// identical to the filters.
+	key string
+	// req and gpus are what one pod asks for.
+	req  snapshot.Resource
+	gpus int64
+	// Deployment state: its pods (pending or running), the desired count
+	// and the HPA model.
+	replicas []*simPod
+	desired  int
+	hpa      PodAutoscaler
+	changes  int
+	view     hpaView
+	// steady: the last HPA sync proposed the current replicas; skipped
+	// and skippedAt: syncs were skipped since, the last at skippedAt.
+	steady    bool
+	skipped   bool
+	skippedAt time.Duration
+	// version changes whenever a pod of the workload is added, removed,
+	// bound or unbound.
+	version uint64
+}
+
+// simPod is one pod and its life.
+type simPod struct {
+	pi       *snapshot.PodInfo
+	w        *workloadState
+	submit   time.Duration
+	duration time.Duration // 0: runs until deleted
+	// remaining is what is left of duration, less after an eviction.
+	remaining time.Duration
+	node      string
+	boundAt   time.Duration
+	gen       int
+	waited    bool
+	// hpaPod is the pod as its Deployment's HPA sees it; started backs
+	// its start time.
+	hpaPod  *v1.Pod
+	started metav1.Time
+}
+
+func (e *Engine) initWorkloads() error {
+	for i := range e.sc.Workloads {
+		cfg := &e.sc.Workloads[i]
+		w := &workloadState{cfg: cfg, key: cfg.Namespace + "/" + cfg.Name}
+		w.req = snapshot.ResourceFromList(cfg.Pod.Requests)
+		w.gpus = gpu.Requested(&w.req)
+		e.workloads = append(e.workloads, w)
+		if d := cfg.Deployment; d != nil {
+			if d.HPA != nil {
+				h, err := e.opts.NewPodAutoscaler(*d.HPA)
+				if err != nil {
+					return fmt.Errorf("workloads[%d].deployment.hpa: %w", i, err)
+				}
+				w.hpa = h
+			}
+			if err := e.setReplicas(w, d.Replicas); err != nil {
+				return err
+			}
+			w.changes = 0
+			continue
+		}
+		for _, b := range cfg.Jobs {
+			for j := 0; j < b.Count; j++ {
+				p, err := e.newPod(w, b.At.Duration, b.Duration.Duration)
+				if err != nil {
+					return err
+				}
+				e.jobs++
+				e.rec.demand(b.At.Duration, b.At.Duration+b.Duration.Duration, w, 1)
+				e.schedule(&event{at: b.At.Duration, kind: evSubmit, pod: p})
+			}
+		}
+	}
+	return nil
+}
+
+func scalarOf(rl v1.ResourceList) map[v1.ResourceName]int64 {
+	out := map[v1.ResourceName]int64{}
+	for k, q := range rl {
+		if gpu.IsGPUResource(k) {
+			out[k] = q.Value()
+		}
+	}
+	return out
+}
+
+// newPod builds a pod of w submitted at submit.
+func (e *Engine) newPod(w *workloadState, submit, duration time.Duration) (*simPod, error) {
+	e.podSeq++
+	name := fmt.Sprintf("%s-%d", w.cfg.Name, e.podSeq)
+	kind, owner := "Job", w.cfg.Name
+	if w.cfg.Deployment != nil {
+		kind, owner = "ReplicaSet", w.cfg.Name+"-rs"
+	}
+	yes := true
+	t := w.cfg.Pod
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: w.cfg.Namespace, UID: types.UID(w.cfg.Namespace + "/" + name),
+			Labels:            map[string]string{"app": w.cfg.Name},
+			CreationTimestamp: metav1.NewTime(clock(submit)),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: ownerAPI(kind), Kind: kind, Name: owner,
+				UID: types.UID(w.key), Controller: &yes}},
+		},
+		Spec: v1.PodSpec{
+			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: t.Requests.DeepCopy()}}},
+			NodeSelector: t.NodeSelector, Tolerations: t.Tolerations, Priority: t.Priority,
+		},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+	if t.NodeAffinity != nil {
+		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t.NodeAffinity}}
+	}
+	pi, err := snapshot.NewPodInfo(pod)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", w.key, err)
+	}
+	p := &simPod{pi: pi, w: w, submit: submit, duration: duration, remaining: duration}
+	e.pods[name] = p
+	return p, nil
+}
+
+func ownerAPI(kind string) string {
+	if kind == "Job" {
+		return "batch/v1"
+	}
+	return "apps/v1"
+}
+
+// submit puts a pod in the scheduling queue.
+func (e *Engine) submit(p *simPod) {
+	e.pending = append(e.pending, p)
+	e.rec.submitted++
+	e.touch()
+}
+
+// finish ends a Job pod that ran its course.
+func (e *Engine) finish(p *simPod) error {
+	if err := e.unbind(p); err != nil {
+		return err
+	}
+	delete(e.pods, p.pi.Pod.Name)
+	e.rec.finished++
+	return nil
+}
+
+// unbind takes a pod off its node.
+func (e *Engine) unbind(p *simPod) error {
+	if err := e.snap.RemovePod(p.pi.Pod.Namespace, p.pi.Pod.Name); err != nil {
+		return err
+	}
+	p.pi.Pod.Spec.NodeName = ""
+	p.node = ""
+	p.gen++
+	p.w.version++
+	e.rec.gpuAllocated -= p.w.gpus
+	e.roomGrew()
+	e.touch()
+	return nil
+}
+
+// evict moves a pod off a node being removed: a Job pod goes back to the
+// queue with what remained of its run; a Deployment's pod is replaced by a
+// new pending one, as its ReplicaSet would.
+func (e *Engine) evict(p *simPod) error {
+	ran := e.now - p.boundAt
+	if err := e.unbind(p); err != nil {
+		return err
+	}
+	e.rec.evictions++
+	if p.w.cfg.Deployment == nil {
+		if p.remaining -= ran; p.remaining <= 0 {
+			p.remaining = time.Second
+		}
+		e.pending = append(e.pending, p)
+		return nil
+	}
+	if err := e.deletePod(p); err != nil {
+		return err
+	}
+	return e.addReplica(p.w)
+}
+
+// setReplicas makes a Deployment have n pods: new ones are pending; on the
+// way down pending pods go first, then the most recently started.
+func (e *Engine) setReplicas(w *workloadState, n int) error {
+	if n != w.desired {
+		w.changes++
+		e.rec.demandStep(e.now, w, n-w.desired)
+	}
+	w.desired = n
+	for len(w.replicas) < n {
+		if err := e.addReplica(w); err != nil {
+			return err
+		}
+	}
+	if len(w.replicas) > n {
+		sort.SliceStable(w.replicas, func(i, j int) bool {
+			a, b := w.replicas[i], w.replicas[j]
+			if (a.node == "") != (b.node == "") {
+				return a.node != ""
+			}
+			return a.boundAt < b.boundAt
+		})
+		for len(w.replicas) > n {
+			if err := e.deletePod(w.replicas[len(w.replicas)-1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) addReplica(w *workloadState) error {
+	p, err := e.newPod(w, e.now, 0)
+	if err != nil {
+		return err
+	}
+	p.hpaPod = hpaPod(p)
+	w.replicas = append(w.replicas, p)
+	w.version++
+	e.submit(p)
+	return nil
+}
+
+// deletePod removes a Deployment pod, pending or running.
+func (e *Engine) deletePod(p *simPod) error {
+	if p.node != "" {
+		if err := e.unbind(p); err != nil {
+			return err
+		}
+	} else {
+		for i, q := range e.pending {
+			if q == p {
+				e.pending = append(e.pending[:i], e.pending[i+1:]...)
+				break
+			}
+		}
+		if !p.waited { // left the queue without running: its wait ends here
+			p.waited = true
+			e.rec.wait(e.now - p.submit)
+		}
+	}
+	w := p.w
+	for i, q := range w.replicas {
+		if q == p {
+			w.replicas = append(w.replicas[:i], w.replicas[i+1:]...)
+			break
+		}
+	}
+	w.version++
+	delete(e.pods, p.pi.Pod.Name)
+	e.touch()
+	return nil
+}
+
+// load is a Deployment's offered load at now.
+func load(l *scenario.LoadCurve, now time.Duration) float64 {
+	pts := l.Points
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].At.Duration > now }) - 1
+	switch {
+	case i < 0:
+		return 0
+	case i == len(pts)-1 || l.Interpolation == "step":
+		return pts[i].Value
+	}
+	a, b := pts[i], pts[i+1]
+	f := float64(now-a.At.Duration) / float64(b.At.Duration-a.At.Duration)
+	return a.Value + f*(b.Value-a.Value)
+}
+
+func (e *Engine) hpaWorkloads() []*workloadState {
+	var out []*workloadState
+	for _, w := range e.workloads {
+		if w.hpa != nil {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// syncHPAs runs every HPA once, as the controller does each sync period.
+func (e *Engine) syncHPAs() error {
+	for _, w := range e.hpaWorkloads() {
+		if err := e.syncHPA(w); err != nil {
+			return fmt.Errorf("HPA of %s: %w", w.key, err)
+		}
+	}
+	return nil
+}
+
+// lastJobEnd is when every Job would have finished with no wait.
+func (e *Engine) lastJobEnd() time.Duration {
+	var end time.Duration
+	for _, w := range e.workloads {
+		for _, b := range w.cfg.Jobs {
+			end = max(end, b.At.Duration+b.Duration.Duration)
+		}
+	}
+	if end == 0 {
+		end = time.Hour
+	}
+	return end
+}

@@ -1,0 +1,127 @@
+// Package report turns simulation results into what people read: a summary
+// table (one column per run, so option sets compare side by side, with the
+// cost lower bound beside each), a CSV time series, and an HTML page of
+// charts (nodes per group, pending pods, GPU allocation, replicas, cost).
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/sim/bound"
+	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+)
+
+// Run is one simulation's result with its lower bound.
+type Run struct {
+	Result *engine.Result
+	Bound  bound.Result
+}
+
+// NewRun computes the lower bound of a result.
+func NewRun(res *engine.Result) (Run, error) {
+	b, err := bound.Compute(res.Shapes, res.Demand, res.Duration)
+	if err != nil {
+		return Run{}, err
+	}
+	return Run{Result: res, Bound: b}, nil
+}
+
+// Name is the run's label, or its scenario's name.
+func (r Run) Name() string {
+	if r.Result.Label != "" {
+		return r.Result.Label
+	}
+	return r.Result.Scenario
+}
+
+// WriteSummary writes the summary table, one column per run.
+func WriteSummary(w io.Writer, runs []Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("summary: no runs")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(name string, cell func(r Run) string) {
+		cells := make([]string, len(runs))
+		for i, r := range runs {
+			cells[i] = cell(r)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, strings.Join(cells, "\t"))
+	}
+	fmt.Fprintf(tw, "scenario %s, %s simulated\t%s\n", runs[0].Result.Scenario, formatDuration(runs[0].Result.Duration), strings.Join(names(runs), "\t"))
+	row("cost ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Result.Cost) })
+	row("lower bound ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Bound.Cost) })
+	row("cost / lower bound", func(r Run) string {
+		if r.Bound.Cost <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", r.Result.Cost/r.Bound.Cost)
+	})
+	row("node-hours", func(r Run) string { return fmt.Sprintf("%.1f", r.Result.NodeHours) })
+	for i, g := range runs[0].Result.Groups {
+		row(fmt.Sprintf("  %s node-hours / $", g.ID), func(r Run) string {
+			if i >= len(r.Result.Groups) {
+				return "-"
+			}
+			x := r.Result.Groups[i]
+			return fmt.Sprintf("%.1f / %.2f", x.NodeHours, x.Cost)
+		})
+	}
+	row("GPU-hours allocated / provisioned", func(r Run) string {
+		return fmt.Sprintf("%.1f / %.1f (%s)", r.Result.GPUHoursAllocated, r.Result.GPUHoursProvisioned,
+			percent(r.Result.GPUHoursAllocated, r.Result.GPUHoursProvisioned))
+	})
+	row("GPU-hours demanded (bound)", func(r Run) string { return fmt.Sprintf("%.1f", r.Bound.GPUHours) })
+	row("pending wait p50 / p90 / p99", func(r Run) string {
+		res := r.Result
+		return fmt.Sprintf("%s / %s / %s", formatDuration(res.WaitPercentile(50)), formatDuration(res.WaitPercentile(90)),
+			formatDuration(res.WaitPercentile(99)))
+	})
+	row("pods submitted / never scheduled", func(r Run) string {
+		return fmt.Sprintf("%d / %d", r.Result.Submitted, r.Result.Unscheduled)
+	})
+	row("scale-ups (nodes added)", func(r Run) string { return fmt.Sprintf("%d (%d)", r.Result.ScaleUps, r.Result.NodesAdded) })
+	row("scale-downs (nodes removed)", func(r Run) string { return fmt.Sprintf("%d", r.Result.NodesRemoved) })
+	row("pods evicted", func(r Run) string { return fmt.Sprintf("%d", r.Result.Evictions) })
+	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
+	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if len(r.Bound.Unserved) > 0 {
+			fmt.Fprintf(w, "%s: no node group offers %s; that demand is left out of the bound\n", r.Name(), strings.Join(r.Bound.Unserved, ", "))
+		}
+	}
+	return nil
+}
+
+func names(runs []Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Name()
+	}
+	return out
+}
+
+func percent(a, b float64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*a/b)
+}
+
+// formatDuration rounds for reading: seconds below an hour, minutes above.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%.1fd", d.Hours()/24)
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

@@ -1,0 +1,277 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+)
+
+// Defaults for the fields a scenario may leave out.
+const (
+	DefaultSampleInterval    = time.Minute
+	DefaultProvisioningDelay = 2 * time.Minute
+	DefaultDevicePluginDelay = time.Minute
+	DefaultHPASyncPeriod     = 15 * time.Second
+	DefaultNamespace         = "default"
+)
+
+// Load reads and parses the scenario file at path.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes YAML strictly, fills defaults and validates.
+func Parse(data []byte) (*Scenario, error) {
+	var s Scenario
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	s.SetDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// SetDefaults fills every optional field left out.
+func (s *Scenario) SetDefaults() {
+	def := func(d *metav1.Duration, v time.Duration) {
+		if d.Duration == 0 {
+			d.Duration = v
+		}
+	}
+	def(&s.SampleInterval, DefaultSampleInterval)
+	def(&s.ProvisioningDelay, DefaultProvisioningDelay)
+	def(&s.HPASyncPeriod, DefaultHPASyncPeriod)
+	if s.DevicePluginDelay == nil {
+		s.DevicePluginDelay = &metav1.Duration{Duration: DefaultDevicePluginDelay}
+	}
+	if s.Scheduler.Scoring == "" {
+		s.Scheduler.Scoring = LeastAllocated
+	}
+	if len(s.Scheduler.Resources) == 0 {
+		s.Scheduler.Resources = map[v1.ResourceName]int64{v1.ResourceCPU: 1, v1.ResourceMemory: 1}
+	}
+	for i := range s.NodeGroups {
+		g := &s.NodeGroups[i]
+		if g.InitialSize == nil {
+			n := g.MinSize
+			g.InitialSize = &n
+		}
+	}
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.Namespace == "" {
+			w.Namespace = DefaultNamespace
+		}
+		for j := range w.Jobs {
+			if w.Jobs[j].Count == 0 {
+				w.Jobs[j].Count = 1
+			}
+		}
+		if d := w.Deployment; d != nil && d.Load != nil && d.Load.Interpolation == "" {
+			d.Load.Interpolation = "step"
+		}
+	}
+}
+
+// Validate reports every problem, each naming the field and the value.
+func (s *Scenario) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+	}
+	if s.Name == "" {
+		bad("name", "must not be empty")
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"duration", s.Duration.Duration}, {"provisioningDelay", s.ProvisioningDelay.Duration},
+		{"devicePluginDelay", s.DevicePluginDelay.Duration}} {
+		if d.v < 0 {
+			bad(d.field, "must not be negative, got %s", d.v)
+		}
+	}
+	if s.SampleInterval.Duration <= 0 {
+		bad("sampleInterval", "must be positive, got %s", s.SampleInterval.Duration)
+	}
+	if s.HPASyncPeriod.Duration <= 0 {
+		bad("hpaSyncPeriod", "must be positive, got %s", s.HPASyncPeriod.Duration)
+	}
+	if sc := s.Scheduler.Scoring; sc != LeastAllocated && sc != MostAllocated {
+		bad("scheduler.scoring", "must be %s or %s, got %q", LeastAllocated, MostAllocated, sc)
+	}
+	for r, w := range s.Scheduler.Resources {
+		if w <= 0 {
+			bad("scheduler.resources["+string(r)+"]", "weight must be positive, got %d", w)
+		}
+	}
+	opts, scan := s.Autoscaler.Options(s.Seed)
+	if scan <= 0 {
+		bad("autoscaler.scan-interval", "must be positive, got %s", scan)
+	}
+	if _, err := autoscaler.New(opts); err != nil {
+		bad("autoscaler", "%v", err)
+	}
+	if len(s.NodeGroups) == 0 {
+		bad("nodeGroups", "at least one node group is needed")
+	}
+	seen := map[string]bool{}
+	for i := range s.NodeGroups {
+		errs = append(errs, s.NodeGroups[i].validate(fmt.Sprintf("nodeGroups[%d]", i), seen)...)
+	}
+	seen = map[string]bool{}
+	for i := range s.Workloads {
+		if s.Workloads[i].Deployment != nil && s.Duration.Duration == 0 {
+			bad(fmt.Sprintf("workloads[%d].deployment", i), "a scenario with Deployments needs a duration (they never finish)")
+		}
+		errs = append(errs, s.Workloads[i].validate(fmt.Sprintf("workloads[%d]", i), seen)...)
+	}
+	return errors.Join(errs...)
+}
+
+func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
+	}
+	if msgs := validation.IsDNS1123Label(g.Name); len(msgs) > 0 || len(g.Name) > 50 {
+		bad("name", "must be a DNS label of at most 50 characters, got %q", g.Name)
+	}
+	if seen[g.Name] {
+		bad("name", "%q is used twice", g.Name)
+	}
+	seen[g.Name] = true
+	switch {
+	case g.MinSize < 0:
+		bad("minSize", "must not be negative, got %d", g.MinSize)
+	case g.MaxSize < g.MinSize:
+		bad("maxSize", "must be at least minSize (%d), got %d", g.MinSize, g.MaxSize)
+	case *g.InitialSize < g.MinSize || *g.InitialSize > g.MaxSize:
+		bad("initialSize", "must be within minSize..maxSize (%d..%d), got %d", g.MinSize, g.MaxSize, *g.InitialSize)
+	}
+	if g.PricePerHour < 0 {
+		bad("pricePerHour", "must not be negative, got %g", g.PricePerHour)
+	}
+	for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		if q, ok := g.Capacity[r]; !ok || q.Sign() <= 0 {
+			bad("capacity."+string(r), "must be positive, got %q", q.String())
+		}
+	}
+	return errs
+}
+
+func (w *Workload) validate(path string, seen map[string]bool) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
+	}
+	if msgs := validation.IsDNS1123Label(w.Name); len(msgs) > 0 {
+		bad("name", "must be a DNS label, got %q", w.Name)
+	}
+	if seen[w.Namespace+"/"+w.Name] {
+		bad("name", "%q is used twice in namespace %q", w.Name, w.Namespace)
+	}
+	seen[w.Namespace+"/"+w.Name] = true
+	for r, q := range w.Pod.Requests {
+		if q.Sign() < 0 {
+			bad("pod.requests."+string(r), "must not be negative, got %q", q.String())
+		}
+	}
+	switch {
+	case w.Deployment == nil && len(w.Jobs) == 0:
+		bad("deployment", "a workload needs a deployment or jobs")
+	case w.Deployment != nil && len(w.Jobs) > 0:
+		bad("jobs", "a workload is a deployment or jobs, not both")
+	case w.Deployment != nil:
+		errs = append(errs, w.Deployment.validate(path+".deployment")...)
+	}
+	for i, b := range w.Jobs {
+		p := fmt.Sprintf("jobs[%d]", i)
+		if b.At.Duration < 0 {
+			bad(p+".at", "must not be negative, got %s", b.At.Duration)
+		}
+		if b.Count < 0 {
+			bad(p+".count", "must not be negative, got %d", b.Count)
+		}
+		if b.Duration.Duration <= 0 {
+			bad(p+".duration", "must be positive, got %s", b.Duration.Duration)
+		}
+	}
+	return errs
+}
+
+func (d *Deployment) validate(path string) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
+	}
+	if d.Replicas < 0 {
+		bad("replicas", "must not be negative, got %d", d.Replicas)
+	}
+	if d.ReadyAfter.Duration < 0 {
+		bad("readyAfter", "must not be negative, got %s", d.ReadyAfter.Duration)
+	}
+	if h := d.HPA; h != nil {
+		if h.MinReplicas != nil && *h.MinReplicas < 1 {
+			bad("hpa.minReplicas", "must be at least 1, got %d", *h.MinReplicas)
+		}
+		if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
+			bad("hpa.maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
+		}
+		if len(h.Metrics) == 0 {
+			bad("hpa.metrics", "at least one metric is needed")
+		}
+		for i, m := range h.Metrics {
+			if m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil {
+				bad(fmt.Sprintf("hpa.metrics[%d].type", i), "the simulator serves Pods metrics, got %q", m.Type)
+				continue
+			}
+			t := m.Pods.Target
+			if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
+				bad(fmt.Sprintf("hpa.metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+			}
+		}
+		if d.Load == nil {
+			bad("load", "an HPA needs a load curve to read")
+		}
+	}
+	if l := d.Load; l != nil {
+		if l.CapacityPerPod <= 0 {
+			bad("load.capacityPerPod", "must be positive, got %g", l.CapacityPerPod)
+		}
+		if l.Interpolation != "step" && l.Interpolation != "linear" {
+			bad("load.interpolation", "must be step or linear, got %q", l.Interpolation)
+		}
+		if len(l.Points) == 0 {
+			bad("load.points", "at least one point is needed")
+		}
+		for i, p := range l.Points {
+			if i > 0 && p.At.Duration < l.Points[i-1].At.Duration {
+				bad(fmt.Sprintf("load.points[%d].at", i), "must not go back in time, got %s after %s", p.At.Duration, l.Points[i-1].At.Duration)
+			}
+			if p.Value < 0 {
+				bad(fmt.Sprintf("load.points[%d].value", i), "must not be negative, got %g", p.Value)
+			}
+		}
+	}
+	return errs
+}

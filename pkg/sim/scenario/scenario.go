@@ -1,0 +1,142 @@
+// Package scenario is the input of `gpuscale simulate`: node groups with
+// prices, workloads (Deployments with load curves and HorizontalPodAutoscalers,
+// batches of Jobs), the scheduler's scoring, the delays of the modelled cloud,
+// the autoscaler's options under their upstream flag names, and a seed. YAML
+// is decoded strictly: an unknown or misspelt field is an error, and every
+// check names the field and the value.
+package scenario
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Scenario is one simulation input.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Seed drives every random choice (the expanders' tie-break, the
+	// scheduler's tie-break among equal scores).
+	Seed int64 `json:"seed,omitempty"`
+	// Duration is how much virtual time to simulate; zero means until the
+	// last Job has finished.
+	Duration metav1.Duration `json:"duration,omitempty"`
+	// SampleInterval is the step of the time series (default 1m).
+	SampleInterval metav1.Duration `json:"sampleInterval,omitempty"`
+	// ProvisioningDelay is how long a new node takes to register after the
+	// scale-up (default 2m); DevicePluginDelay is how long a GPU node then
+	// runs before its GPUs are allocatable (default 1m).
+	ProvisioningDelay metav1.Duration  `json:"provisioningDelay,omitempty"`
+	DevicePluginDelay *metav1.Duration `json:"devicePluginDelay,omitempty"`
+	// HPASyncPeriod is the HorizontalPodAutoscaler controller's period
+	// (--horizontal-pod-autoscaler-sync-period, default 15s).
+	HPASyncPeriod metav1.Duration `json:"hpaSyncPeriod,omitempty"`
+	Scheduler     Scheduler       `json:"scheduler,omitempty"`
+	// Autoscaler holds node autoscaler options under their upstream flag
+	// names; unset ones keep the upstream defaults.
+	Autoscaler AutoscalerFlags `json:"autoscaler,omitempty"`
+	NodeGroups []NodeGroup     `json:"nodeGroups"`
+	Workloads  []Workload      `json:"workloads"`
+}
+
+// Scheduler is the placement model's scoring.
+type Scheduler struct {
+	// Scoring is LeastAllocated (kube-scheduler's default) or MostAllocated.
+	Scoring string `json:"scoring,omitempty"`
+	// Resources weigh each resource in the score (default cpu 1, memory 1,
+	// as kube-scheduler's NodeResourcesFit).
+	Resources map[v1.ResourceName]int64 `json:"resources,omitempty"`
+}
+
+// Scoring strategies.
+const (
+	LeastAllocated = "LeastAllocated"
+	MostAllocated  = "MostAllocated"
+)
+
+// NodeGroup is one group of identical nodes.
+type NodeGroup struct {
+	Name    string `json:"name"`
+	MinSize int    `json:"minSize,omitempty"`
+	MaxSize int    `json:"maxSize"`
+	// InitialSize is how many nodes run at the start (default MinSize).
+	InitialSize  *int    `json:"initialSize,omitempty"`
+	PricePerHour float64 `json:"pricePerHour"`
+	InstanceType string  `json:"instanceType,omitempty"`
+	Zone         string  `json:"zone,omitempty"`
+	Spot         bool    `json:"spot,omitempty"`
+	// Capacity is each node's allocatable, GPUs included (cpu and memory
+	// required; pods defaults to 110).
+	Capacity v1.ResourceList   `json:"capacity"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Taints   []v1.Taint        `json:"taints,omitempty"`
+}
+
+// Workload is a Deployment or a set of Jobs; its pods share Pod.
+type Workload struct {
+	Name string `json:"name"`
+	// Namespace defaults to "default".
+	Namespace  string      `json:"namespace,omitempty"`
+	Pod        PodTemplate `json:"pod"`
+	Deployment *Deployment `json:"deployment,omitempty"`
+	Jobs       []JobBatch  `json:"jobs,omitempty"`
+}
+
+// PodTemplate is what every pod of a workload asks for.
+type PodTemplate struct {
+	Requests     v1.ResourceList   `json:"requests"`
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	Tolerations  []v1.Toleration   `json:"tolerations,omitempty"`
+	Priority     *int32            `json:"priority,omitempty"`
+	// NodeAffinity is required node affinity, e.g. a GPU model among several.
+	NodeAffinity *v1.NodeSelector `json:"nodeAffinity,omitempty"`
+}
+
+// Deployment is a long-running set of replicas.
+type Deployment struct {
+	Replicas int `json:"replicas"`
+	// ReadyAfter is how long a running pod takes to become Ready (default 0).
+	ReadyAfter metav1.Duration `json:"readyAfter,omitempty"`
+	// HPA is the HorizontalPodAutoscaler spec (scaleTargetRef may be left
+	// out); its Pods and Object metrics all read the load-derived per-pod
+	// utilization.
+	HPA  *autoscalingv2.HorizontalPodAutoscalerSpec `json:"hpa,omitempty"`
+	Load *LoadCurve                                 `json:"load,omitempty"`
+}
+
+// LoadCurve is the offered load over time. Each Ready pod takes an equal
+// share; a pod's utilization is 100 * share / CapacityPerPod, at most 100.
+type LoadCurve struct {
+	CapacityPerPod float64 `json:"capacityPerPod"`
+	// Interpolation is "step" (default) or "linear".
+	Interpolation string      `json:"interpolation,omitempty"`
+	Points        []LoadPoint `json:"points"`
+}
+
+// LoadPoint is the load from At on.
+type LoadPoint struct {
+	At    metav1.Duration `json:"at"`
+	Value float64         `json:"value"`
+}
+
+// JobBatch is Count pods submitted at At, each running for Duration once
+// scheduled.
+type JobBatch struct {
+	At       metav1.Duration `json:"at"`
+	Count    int             `json:"count,omitempty"`
+	Duration metav1.Duration `json:"duration"`
+}
+
+// PodCount is the number of pods the workload submits (Jobs) or starts
+// with (Deployment).
+func (w *Workload) PodCount() int {
+	if w.Deployment != nil {
+		return w.Deployment.Replicas
+	}
+	n := 0
+	for _, b := range w.Jobs {
+		n += b.Count
+	}
+	return n
+}
