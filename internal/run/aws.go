@@ -36,7 +36,7 @@ func newAWSProvider(ctx context.Context, shell app.ShellOptions, logger *slog.Lo
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
-		return nil, fmt.Errorf("--cloud-provider=aws: loading the AWS configuration (region from AWS_REGION, the shared configuration, region in --cloud-config or the instance metadata service): %w", err)
+		return nil, fmt.Errorf("--cloud-provider=aws: loading the AWS configuration (region from --cloud-config, AWS_REGION, the shared configuration or the instance metadata service): %w", err)
 	}
 	if cfg.Region == "" {
 		return nil, errors.New("--cloud-provider=aws: no region: set AWS_REGION, run on EC2 (instance metadata), or set region in --cloud-config")

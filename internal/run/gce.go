@@ -55,7 +55,14 @@ func fillFromMetadata(ctx context.Context, svc *compute.Service, cfg *gce.Config
 		return nil
 	}
 	if !metadata.OnGCEWithContext(ctx) {
-		return fmt.Errorf("--node-group-auto-discovery=mig:...: set project and zones in --cloud-config (no metadata server: not running on GCE)")
+		var missing []string
+		if cfg.Project == "" {
+			missing = append(missing, "project")
+		}
+		if len(cfg.Zones) == 0 {
+			missing = append(missing, "zones")
+		}
+		return fmt.Errorf("--node-group-auto-discovery=mig: set %s in --cloud-config (no metadata server: not running on GCE)", strings.Join(missing, " and "))
 	}
 	if cfg.Project == "" {
 		p, err := metadata.ProjectIDWithContext(ctx)

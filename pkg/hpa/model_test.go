@@ -245,11 +245,18 @@ func TestNewRefusesInvalidSpecs(t *testing.T) {
 	badPolicy := spec(1, 5, cpuUtilization(50))
 	badPolicy.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
 		Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 0, PeriodSeconds: 15}}}}
+	zeroUtil := spec(1, 5, cpuUtilization(0))
+	negPods := spec(1, 5, podsMetric("qps", "-500m"))
+	noValue := spec(1, 5, podsMetric("qps", "1"))
+	noValue.Metrics[0].Pods.Target.AverageValue = nil
 	for _, tc := range []struct {
 		name string
 		spec autoscalingv2.HorizontalPodAutoscalerSpec
 		want string
 	}{
+		{"zero utilization", zeroUtil, "spec.metrics[0].target.averageUtilization: must be at least 1, got 0"},
+		{"negative average value", negPods, "spec.metrics[0].target.averageValue: must be positive, got -500m"},
+		{"missing average value", noValue, "spec.metrics[0].target.averageValue: must be set for target type AverageValue"},
 		{"minReplicas 0", zero, "spec.minReplicas: must be at least 1"},
 		{"max below min", spec(3, 2, cpuUtilization(50)), "spec.maxReplicas"},
 		{"utilization on a pods metric", utilPods, `spec.metrics[0].target.type: "Utilization" is not allowed for Pods metrics`},

@@ -5,6 +5,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The API server's defaults for autoscaling/v2 (pkg/apis/autoscaling/v2).
@@ -140,17 +141,28 @@ func validateMetric(m *autoscalingv2.MetricSpec) error {
 	}
 	switch t.Type {
 	case autoscalingv2.UtilizationMetricType:
-		if t.AverageUtilization == nil || *t.AverageUtilization < 1 {
-			return fmt.Errorf("target.averageUtilization: must be at least 1 for a Utilization target")
+		if t.AverageUtilization == nil {
+			return fmt.Errorf("target.averageUtilization: must be set for a Utilization target")
+		}
+		if *t.AverageUtilization < 1 {
+			return fmt.Errorf("target.averageUtilization: must be at least 1, got %d", *t.AverageUtilization)
 		}
 	case autoscalingv2.AverageValueMetricType:
-		if t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
-			return fmt.Errorf("target.averageValue: must be positive for an AverageValue target")
-		}
+		return checkPositive("target.averageValue", t.AverageValue, t.Type)
 	case autoscalingv2.ValueMetricType:
-		if t.Value == nil || t.Value.Sign() <= 0 {
-			return fmt.Errorf("target.value: must be positive for a Value target")
-		}
+		return checkPositive("target.value", t.Value, t.Type)
+	}
+	return nil
+}
+
+// checkPositive refuses a missing, zero or negative target quantity,
+// naming the field and the value.
+func checkPositive(field string, q *resource.Quantity, typ autoscalingv2.MetricTargetType) error {
+	if q == nil {
+		return fmt.Errorf("%s: must be set for target type %s", field, typ)
+	}
+	if q.Sign() <= 0 {
+		return fmt.Errorf("%s: must be positive, got %s", field, q)
 	}
 	return nil
 }

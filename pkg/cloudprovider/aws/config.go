@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"sort"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 )
 
 // DefaultRefreshInterval is how long the groups, their instances and their
@@ -41,18 +42,7 @@ type Config struct {
 // LoadConfig reads and validates the file at path; an empty path gives the
 // empty configuration.
 func LoadConfig(path string) (*Config, error) {
-	if path == "" {
-		return &Config{}, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cloud-config: %w", err)
-	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("--cloud-config %s: %w", path, err)
-	}
-	return c, nil
+	return cloudprovider.LoadCloudConfig(path, ParseConfig)
 }
 
 // ParseConfig decodes YAML strictly (unknown and duplicate fields are

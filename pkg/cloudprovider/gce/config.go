@@ -3,11 +3,12 @@ package gce
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 )
 
 // Config is the --cloud-config file for --cloud-provider=gce. Every field
@@ -40,18 +41,7 @@ type PriceOverrides struct {
 // LoadConfig reads and validates the file; an empty path is an empty
 // configuration.
 func LoadConfig(path string) (*Config, error) {
-	if path == "" {
-		return &Config{}, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cloud-config: %w", err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("--cloud-config %s: %w", path, err)
-	}
-	return cfg, nil
+	return cloudprovider.LoadCloudConfig(path, ParseConfig)
 }
 
 // ParseConfig decodes strictly and validates.

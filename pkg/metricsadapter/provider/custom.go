@@ -17,6 +17,7 @@ import (
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider/helpers"
 
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/naming"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/query"
 )
 
@@ -103,19 +104,30 @@ func (p *Provider) queryObjects(ctx context.Context, e customEntry, info cmprovi
 	if info.Namespaced && e.namespaceLabel != "" {
 		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
 	}
+	vec, q, err := p.runRule(ctx, e.rule, req, "metric "+info.Metric)
+	if err != nil {
+		return nil, err
+	}
+	return objectValues(vec, e, info.Metric, names, q)
+}
+
+// runRule renders rule's query for req and runs it at the clock's time. It
+// returns the samples and the query; errors are API errors naming the rule,
+// what (the metric asked for) and the query.
+func (p *Provider) runRule(ctx context.Context, rule *naming.Rule, req query.Request, what string) (model.Vector, string, error) {
 	args, err := query.Args(req)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, "", apierrors.NewBadRequest(err.Error())
 	}
-	q, err := e.rule.RenderQuery(args)
+	q, err := rule.RenderQuery(args)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, "", apierrors.NewInternalError(err)
 	}
 	vec, err := p.opts.Prometheus.Query(ctx, q, p.opts.Clock.Now())
 	if err != nil {
-		return nil, apiError(err, fmt.Sprintf("%s: metric %s", e.rule.ID, info.Metric), q)
+		return nil, q, apiError(err, fmt.Sprintf("%s: %s", rule.ID, what), q)
 	}
-	return objectValues(vec, e, info.Metric, names, q)
+	return vec, q, nil
 }
 
 func objectValues(vec model.Vector, e customEntry, metric string, names []string, q string) (map[string]objectValue, error) {

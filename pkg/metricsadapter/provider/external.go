@@ -33,17 +33,9 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if e.namespaceLabel != "" {
 		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
 	}
-	args, err := query.Args(req)
+	vec, q, err := p.runRule(ctx, e.rule, req, "external metric "+info.Metric)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	q, err := e.rule.RenderQuery(args)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	vec, err := p.opts.Prometheus.Query(ctx, q, p.opts.Clock.Now())
-	if err != nil {
-		return nil, apiError(err, fmt.Sprintf("%s: external metric %s", e.rule.ID, info.Metric), q)
+		return nil, err
 	}
 	if len(vec) == 0 {
 		return nil, apierrors.NewNotFound(external_metrics.Resource(info.Metric),
