@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
@@ -73,6 +74,16 @@ func New(opts Options) (*Autoscaler, error) {
 
 // State is the node-group state; the shell records what it carried out.
 func (a *Autoscaler) State() *clusterstate.State { return a.state }
+
+// SetPriorities gives the priority expander a new configuration, read
+// again by the shell when its ConfigMap changes.
+func (a *Autoscaler) SetPriorities(p *expander.Priorities) error {
+	if err := a.up.SetPriorities(p); err != nil {
+		return err
+	}
+	a.opts.ScaleUp.Priorities = p
+	return nil
+}
 
 // Input is one loop's view of the cluster.
 type Input struct {

@@ -83,6 +83,10 @@ type Controller struct {
 	results  []drainResult                 // finished removals, for the loop
 	lastLoop time.Time
 	drains   sync.WaitGroup
+
+	// priorityVersion is the resourceVersion of the priority ConfigMap in
+	// force ("missing" while it cannot be read); loop goroutine only.
+	priorityVersion string
 }
 
 // New builds a controller; nothing runs until Run.

@@ -12,7 +12,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
-	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
@@ -34,6 +33,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		return fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
 	}
 	c.handleFailedCreations(ctx, start)
+	c.refreshPriorities(ctx)
 	v, err := buildView(c.listers, c.cp)
 	if err != nil {
 		return err
@@ -308,15 +308,4 @@ func (c *Controller) report(v *view, plan autoscaler.Plan) {
 	c.metrics.gpuNodes.WithLabelValues("overdue").Set(float64(len(plan.ScaleUp.GPUOverdue)))
 	c.metrics.unschedulablePods.Set(float64(len(v.pending)))
 	c.metrics.unneededNodes.Set(float64(len(plan.ScaleDown.Unneeded)))
-}
-
-// PriorityConfigMap reads the priority expander's ConfigMap text from its
-// data, trying the upstream key first.
-func PriorityConfigMap(cm *v1.ConfigMap) (*expander.Priorities, error) {
-	for _, k := range expander.PriorityKeys {
-		if text, ok := cm.Data[k]; ok {
-			return expander.ParsePriorities(text)
-		}
-	}
-	return nil, fmt.Errorf("ConfigMap %s/%s: no key %q", cm.Namespace, cm.Name, expander.PriorityKeys[0])
 }

@@ -49,6 +49,17 @@ func NewPlanner(opts Options) (*Planner, error) {
 	return &Planner{opts: opts, chain: chain}, nil
 }
 
+// SetPriorities replaces the priority expander's configuration (the
+// ConfigMap changed). The chain is rebuilt; on error the old one stays.
+func (p *Planner) SetPriorities(prio *expander.Priorities) error {
+	chain, err := expander.NewChain(p.opts.Expander, expander.Config{Priorities: prio, Seed: p.opts.Seed})
+	if err != nil {
+		return err
+	}
+	p.opts.Priorities, p.chain = prio, chain
+	return nil
+}
+
 // run is the working state of one Plan call.
 type run struct {
 	*Planner

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -107,5 +108,70 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 	}
 	if len(cp.calls) != 0 {
 		t.Errorf("third loop calls = %v, want none: the failure is reported once and b-dear's node is on its way", cp.calls)
+	}
+}
+
+// The priority ConfigMap is read again each loop: a change takes effect
+// without a restart, and a broken edit keeps the last good priorities.
+func TestPriorityConfigMapChangesApplyWithoutRestart(t *testing.T) {
+	tmpl := func(name string) *v1.Node { return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Build() }
+	newProvider := func() *failingProvider {
+		cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
+		for _, g := range []snapshot.NodeGroup{
+			builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
+			builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
+		} {
+			cp.groups[g.ID] = &g
+		}
+		return cp
+	}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-priority-expander", Namespace: "kube-system",
+		ResourceVersion: "1"}, Data: map[string]string{"priorities": "10:\n  - a-.*\n1:\n  - b-.*\n"}}
+	client := fake.NewClientset(cm)
+	o := DefaultOptions()
+	o.Autoscaler.ScaleUp.Expander = "priority"
+	o.Autoscaler.ScaleUp.Priorities, _ = PriorityConfigMap(cm)
+	o.Namespace = "kube-system"
+	o.Address = ""
+	o.LeaderElection.Enabled = false
+	o.Clock = clocktesting.NewFakeClock(t0)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	pod := builder.Pod("train").GPU(1).Build()
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+	ctx := context.Background()
+	cp := newProvider()
+	c, err := New(client, cp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.factory.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	step := func(data, version string) []string {
+		t.Helper()
+		if data != "" {
+			upd := cm.DeepCopy()
+			upd.Data["priorities"], upd.ResourceVersion = data, version
+			if _, err := client.CoreV1().ConfigMaps("kube-system").Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for id := range cp.groups {
+			cp.groups[id].TargetSize = 0 // the node never comes: every loop scales up again
+		}
+		cp.calls = nil
+		if err := c.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return cp.calls
+	}
+	if got, want := step("", ""), []string{"increase a-cheap 1"}; !slices.Equal(got, want) {
+		t.Fatalf("first loop: %v, want %v", got, want)
+	}
+	if got, want := step("1:\n  - a-.*\n10:\n  - b-.*\n", "2"), []string{"increase b-dear 1"}; !slices.Equal(got, want) {
+		t.Fatalf("after the ConfigMap preferred b: %v, want %v", got, want)
+	}
+	if got, want := step("ten:\n  - a-.*\n", "3"), []string{"increase b-dear 1"}; !slices.Equal(got, want) {
+		t.Fatalf("after a broken edit: %v, want %v (the last good priorities)", got, want)
 	}
 }
