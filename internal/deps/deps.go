@@ -13,6 +13,7 @@ import (
 	_ "github.com/go-echarts/go-echarts/v2/components"
 	_ "github.com/prometheus/client_golang/api/prometheus/v1"
 	_ "github.com/schollz/progressbar/v3"
+	_ "gonum.org/v1/gonum/optimize/convex/lp"
 	_ "google.golang.org/api/compute/v1"
 	_ "google.golang.org/api/option"
 	_ "k8s.io/metrics/pkg/apis/custom_metrics"
