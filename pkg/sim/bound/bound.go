@@ -8,6 +8,9 @@
 // The linear program is solved through its dual, whose feasible region does
 // not depend on the demand: its vertices are found once, and the cost rate
 // at any demand D is the largest y·D over them.
+//
+// ComputePods is the tighter bound for pods of known classes: each pod
+// whole on one node of a shape it may run on and fits in (see pods.go).
 package bound
 
 import (
@@ -48,8 +51,9 @@ type Result struct {
 	Cost float64
 	// GPUHours is the integral of demanded GPUs.
 	GPUHours float64
-	// Unserved lists resources demanded that no shape offers (their demand
-	// is left out of Cost).
+	// Unserved lists resources demanded that no shape offers (Compute), or
+	// the classes of pods with no shape to run on (ComputePods); their
+	// demand is left out of Cost and GPUHours.
 	Unserved []string
 }
 
