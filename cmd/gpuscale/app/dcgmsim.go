@@ -1,18 +1,89 @@
 package app
 
 import (
-	"errors"
+	"fmt"
+	"log/slog"
+	"net"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gpuscale/gpuscale/pkg/dcgmsim"
 )
 
-// newDCGMSimCommand is replaced by the real command as it lands.
+// DCGMSimConfig holds the dcgm-sim flags.
+type DCGMSimConfig struct {
+	Kubeconfig    string
+	ListenAddress string
+	Node          string
+	DriverVersion string
+}
+
 func newDCGMSimCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "dcgm-sim",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("dcgm-sim: not in this build yet")
+	cfg := DCGMSimConfig{}
+	cmd := &cobra.Command{
+		Use:   "dcgm-sim",
+		Short: "Serve dcgm-exporter's GPU metrics for the pods on GPU nodes, with simulated load",
+		Long: `A stand-in for NVIDIA's dcgm-exporter on clusters without GPUs (kwok nodes,
+tests, demos). Every GPU a node advertises (allocatable nvidia.com/gpu) gets
+dcgm-exporter's default metrics (DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED...)
+and labels (gpu, UUID, device, modelName, Hostname, and namespace, pod,
+container of the pod holding it). The model comes from the node's
+nvidia.com/gpu.product, k8s.amazonaws.com/accelerator or
+cloud.google.com/gke-accelerator label.
+
+Set a pod's load with the annotation gpuscale.dev/simulated-gpu-util: "100"
+(and optionally gpuscale.dev/simulated-gpu-util-ramp: 30s), or over HTTP:
+PUT /load/{namespace}/{pod} with {"util": 100, "ramp": "30s"}. See docs/dcgm-sim.md.`,
+		Example: `  gpuscale dcgm-sim --kubeconfig ~/.kube/config
+  curl -X PUT localhost:9400/load/default/gpu-hpa-test-7c6b78785c-gq8rf -d '{"util":100,"ramp":"30s"}'
+  curl localhost:9400/metrics | grep DCGM_FI_DEV_GPU_UTIL`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			restConfig, err := dcgmSimRESTConfig(cfg.Kubeconfig)
+			if err != nil {
+				return err
+			}
+			client, err := kubernetes.NewForConfig(restConfig)
+			if err != nil {
+				return fmt.Errorf("--kubeconfig %q: %w", cfg.Kubeconfig, err)
+			}
+			logger := slog.Default()
+			sim, err := dcgmsim.New(dcgmsim.Options{Client: client, Node: cfg.Node, DriverVersion: cfg.DriverVersion, Logger: logger})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.ListenAddress)
+			if err != nil {
+				return fmt.Errorf("--listen-address %q: %w", cfg.ListenAddress, err)
+			}
+			logger.Info("dcgm-sim serving", "address", ln.Addr().String(), "node", cfg.Node)
+			return sim.Serve(cmd.Context(), ln)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty uses the in-cluster configuration or the default kubeconfig")
+	f.StringVar(&cfg.ListenAddress, "listen-address", dcgmsim.DefaultListenAddress, "Address of the /metrics and /load endpoints")
+	f.StringVar(&cfg.Node, "node", "", "Simulate this node's GPUs only (as dcgm-exporter's per-node pod does); empty: every node")
+	f.StringVar(&cfg.DriverVersion, "driver-version", dcgmsim.DefaultDriverVersion, "Value of the DCGM_FI_DRIVER_VERSION label")
+	return cmd
+}
+
+// dcgmSimRESTConfig loads path, or the in-cluster configuration when path is
+// empty and the process runs in a pod, or the default kubeconfig.
+func dcgmSimRESTConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		if c, err := rest.InClusterConfig(); err == nil {
+			return c, nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %q: %w", path, err)
+	}
+	return c, nil
 }

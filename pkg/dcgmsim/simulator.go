@@ -1,0 +1,225 @@
+// Package dcgmsim stands in for NVIDIA's dcgm-exporter on clusters without
+// GPUs (kwok nodes, tests, demos): it reads nodes and pods through client-go
+// informers and serves dcgm-exporter's default metrics, names and labels for
+// every GPU a node advertises (allocatable nvidia.com/gpu), with the
+// namespace, pod and container labels of the pod holding it. Each pod's
+// utilization is set by annotation or over HTTP, with an optional linear ramp.
+package dcgmsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// DefaultListenAddress is dcgm-exporter's port.
+const DefaultListenAddress = ":9400"
+
+// Options configure New.
+type Options struct {
+	// Client reads nodes and pods. Required.
+	Client kubernetes.Interface
+	// Node restricts the simulation to one node, as dcgm-exporter runs one
+	// per node; empty simulates every node.
+	Node string
+	// Clock drives ramps and energy (default: the real clock).
+	Clock clock.Clock
+	// DriverVersion is the DCGM_FI_DRIVER_VERSION label (default DefaultDriverVersion).
+	DriverVersion string
+	// Logger reports bad annotations (default: slog.Default()).
+	Logger *slog.Logger
+	// ShutdownTimeout bounds the HTTP server's graceful stop (default 5s).
+	ShutdownTimeout time.Duration
+}
+
+// Simulator serves simulated dcgm-exporter metrics and the load endpoint.
+type Simulator struct {
+	opts     Options
+	loads    *LoadBook
+	registry *prometheus.Registry
+
+	nodeFactory, podFactory informers.SharedInformerFactory
+	nodes                   corelisters.NodeLister
+	pods                    corelisters.PodLister
+	synced                  []cache.InformerSynced
+
+	mu    sync.Mutex // guards alloc
+	alloc *allocator
+}
+
+// New builds a Simulator; Start or Serve runs it.
+func New(opts Options) (*Simulator, error) {
+	if opts.Client == nil {
+		return nil, errors.New("dcgmsim: Options.Client is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	s := &Simulator{opts: opts, loads: NewLoadBook(opts.Clock), alloc: newAllocator(), registry: prometheus.NewRegistry()}
+
+	// Pending pods hold no device: watch bound pods only, and only the
+	// node's own with --node, as the per-node dcgm-exporter sees them.
+	podSelector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+	nodeTweak := func(*metav1.ListOptions) {}
+	if opts.Node != "" {
+		podSelector = fields.OneTermEqualSelector("spec.nodeName", opts.Node).String()
+		nodeSelector := fields.OneTermEqualSelector("metadata.name", opts.Node).String()
+		nodeTweak = func(o *metav1.ListOptions) { o.FieldSelector = nodeSelector }
+	}
+	dropManagedFields := informers.WithTransform(func(obj any) (any, error) {
+		if m, ok := obj.(metav1.Object); ok {
+			m.SetManagedFields(nil)
+		}
+		return obj, nil
+	})
+	s.nodeFactory = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
+		informers.WithTweakListOptions(nodeTweak), dropManagedFields)
+	s.podFactory = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = podSelector }), dropManagedFields)
+
+	nodeInformer := s.nodeFactory.Core().V1().Nodes()
+	podInformer := s.podFactory.Core().V1().Pods()
+	s.nodes, s.pods = nodeInformer.Lister(), podInformer.Lister()
+	s.synced = []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.observe,
+		UpdateFunc: func(_, obj any) { s.observe(obj) },
+		DeleteFunc: s.forget,
+	}); err != nil {
+		return nil, fmt.Errorf("dcgmsim: pod informer: %w", err)
+	}
+
+	collector, err := NewCollector(CollectorOptions{Inventory: s.GPUs, Loads: s.loads, Clock: opts.Clock, DriverVersion: opts.DriverVersion})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.registry.Register(collector); err != nil {
+		return nil, fmt.Errorf("dcgmsim: register collector: %w", err)
+	}
+	return s, nil
+}
+
+// Loads is the simulator's load book, for setting loads in-process.
+func (s *Simulator) Loads() *LoadBook { return s.loads }
+
+// Registry holds the simulated metrics (no process or Go runtime metrics,
+// as dcgm-exporter's endpoint has none).
+func (s *Simulator) Registry() *prometheus.Registry { return s.registry }
+
+// Start runs the informers and waits for their caches.
+func (s *Simulator) Start(ctx context.Context) error {
+	s.nodeFactory.Start(ctx.Done())
+	s.podFactory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
+		return fmt.Errorf("dcgmsim: informer caches did not sync: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// Handler serves /metrics, /load (ControlHandler) and /healthz.
+func (s *Simulator) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	control := ControlHandler(s.loads, s.podExists)
+	mux.Handle("/load", control)
+	mux.Handle("/load/", control)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	return mux
+}
+
+// Serve starts the informers, then serves Handler on ln until ctx is done.
+func (s *Simulator) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.Start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("dcgmsim: serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("dcgmsim: shutdown: %w", err)
+	}
+	return nil
+}
+
+// GPUs lists the simulated GPUs now, sorted by node and index, with the
+// pod container holding each.
+func (s *Simulator) GPUs() []GPU {
+	nodes, err := s.nodes.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	if s.opts.Node != "" {
+		nodes = onlyNode(nodes, s.opts.Node)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.alloc.inventory(nodes, pods)
+}
+
+func onlyNode(nodes []*corev1.Node, name string) []*corev1.Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return []*corev1.Node{n}
+		}
+	}
+	return nil
+}
+
+func (s *Simulator) podExists(namespace, name string) bool {
+	_, err := s.pods.Pods(namespace).Get(name)
+	return err == nil
+}
+
+func (s *Simulator) observe(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if err := s.loads.Observe(pod); err != nil {
+		s.opts.Logger.Warn("ignoring simulated load annotation", "err", err)
+	}
+}
+
+func (s *Simulator) forget(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		s.loads.Forget(pod.Namespace + "/" + pod.Name)
+	}
+}
