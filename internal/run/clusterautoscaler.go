@@ -12,8 +12,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -32,7 +30,7 @@ func ClusterAutoscaler(ctx context.Context, cfg *app.ClusterAutoscalerConfig) er
 	if err != nil {
 		return err
 	}
-	restCfg, err := RESTConfig(shell.Kubeconfig)
+	restCfg, err := app.RESTConfig(shell.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -71,23 +69,6 @@ func ClusterAutoscaler(ctx context.Context, cfg *app.ClusterAutoscalerConfig) er
 		return err
 	}
 	return c.Run(ctx)
-}
-
-// RESTConfig loads --kubeconfig, or the in-cluster configuration when the
-// flag is empty and the process runs in a pod, or the default kubeconfig.
-func RESTConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %q: %w", path, err)
-	}
-	return c, nil
 }
 
 func newCloudProvider(ctx context.Context, client kubernetes.Interface, shell app.ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {

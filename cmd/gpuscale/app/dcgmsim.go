@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpuscale/gpuscale/pkg/dcgmsim"
 )
@@ -42,7 +40,7 @@ PUT /load/{namespace}/{pod} with {"util": 100, "ramp": "30s"}. See docs/dcgm-sim
   curl localhost:9400/metrics | grep DCGM_FI_DEV_GPU_UTIL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			restConfig, err := dcgmSimRESTConfig(cfg.Kubeconfig)
+			restConfig, err := RESTConfig(cfg.Kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -69,21 +67,4 @@ PUT /load/{namespace}/{pod} with {"util": 100, "ramp": "30s"}. See docs/dcgm-sim
 	f.StringVar(&cfg.Node, "node", "", "Simulate this node's GPUs only (as dcgm-exporter's per-node pod does); empty: every node")
 	f.StringVar(&cfg.DriverVersion, "driver-version", dcgmsim.DefaultDriverVersion, "Value of the DCGM_FI_DRIVER_VERSION label")
 	return cmd
-}
-
-// dcgmSimRESTConfig loads path, or the in-cluster configuration when path is
-// empty and the process runs in a pod, or the default kubeconfig.
-func dcgmSimRESTConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %q: %w", path, err)
-	}
-	return c, nil
 }

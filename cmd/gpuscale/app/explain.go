@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpuscale/gpuscale/pkg/explain"
 )
@@ -65,7 +63,7 @@ func runExplain(ctx context.Context, f explainFlags, kind, name string) (explain
 	if kind != "pod" && kind != "node" && kind != "hpa" {
 		return explain.Report{}, fmt.Errorf("explain: unknown kind %q: want pod, node or hpa", kind)
 	}
-	cfg, err := explainRESTConfig(f.Kubeconfig)
+	cfg, err := RESTConfig(f.Kubeconfig)
 	if err != nil {
 		return explain.Report{}, err
 	}
@@ -91,21 +89,4 @@ func runExplain(ctx context.Context, f explainFlags, kind, name string) (explain
 		return e.Node(ctx, name)
 	}
 	return e.HPA(ctx, name)
-}
-
-// explainRESTConfig loads path, or the in-cluster configuration when path is
-// empty and the process runs in a pod, or the default kubeconfig.
-func explainRESTConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		if c, err := rest.InClusterConfig(); err == nil {
-			return c, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %q: %w", path, err)
-	}
-	return c, nil
 }
