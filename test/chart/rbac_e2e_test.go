@@ -131,7 +131,7 @@ func TestAutoscalerRBACOnCluster(t *testing.T) {
 	})
 
 	// The idle GPU node is removed.
-	scaleTo(t, c.Client, "gpu-work", 0)
+	c.ScaleDeployment(t, "default", "gpu-work", 0)
 	waitFor(t, done, proxy, 60*time.Second, "the idle GPU node to be removed", func() bool { return len(nodesOf(t, c.Client, "gpu-a10g")) == 0 })
 
 	if _, err := c.Client.CoreV1().ConfigMaps(namespace).Get(ctx, "cluster-autoscaler-status", metav1.GetOptions{}); err != nil {
@@ -326,19 +326,6 @@ func runningOn(t *testing.T, client kubernetes.Interface, app string) string {
 		}
 	}
 	return node
-}
-
-func scaleTo(t *testing.T, client kubernetes.Interface, name string, replicas int32) {
-	t.Helper()
-	ctx := context.Background()
-	s, err := client.AppsV1().Deployments("default").GetScale(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := client.AppsV1().Deployments("default").UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitFor polls cond until it holds, failing on timeout, when the

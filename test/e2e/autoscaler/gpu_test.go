@@ -32,13 +32,13 @@ func TestGPUScaleUpAndDown(t *testing.T) {
 				t.Fatalf("%d GPU nodes for one GPU pod, want 1", n)
 			}
 
-			scale(t, c.Client, "gpu-hpa-test", 2)
+			c.ScaleDeployment(t, "default", "gpu-hpa-test", 2)
 			eventually(t, 90*time.Second, "the second GPU pod to run", func() bool { return runningPods(t, c.Client, "gpu-hpa-test") == 2 })
 			if peak := maxDuring(5*time.Second, count); peak != 2 || count() != 2 {
 				t.Fatalf("GPU nodes peaked at %d for two GPU pods, want exactly 2", peak)
 			}
 
-			scale(t, c.Client, "gpu-hpa-test", 0)
+			c.ScaleDeployment(t, "default", "gpu-hpa-test", 0)
 			eventually(t, 90*time.Second, "the idle GPU node to be removed", func() bool { return count() == 1 })
 			if low := minDuring(8*time.Second, count); low != 1 {
 				t.Fatalf("the group went below its min size 1 (saw %d nodes)", low)

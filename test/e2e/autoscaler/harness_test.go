@@ -132,19 +132,6 @@ func deployment(name string, replicas int32, gpus int64, cpu string) *appsv1.Dep
 	}
 }
 
-func scale(t *testing.T, c kubernetes.Interface, name string, replicas int32) {
-	t.Helper()
-	ctx := context.Background()
-	s, err := c.AppsV1().Deployments("default").GetScale(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := c.AppsV1().Deployments("default").UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // groupNodes lists the nodes of a kwok group.
 func groupNodes(t testing.TB, c kubernetes.Interface, group string) []v1.Node {
 	t.Helper()

@@ -46,7 +46,7 @@ func TestLeaderElection(t *testing.T) {
 
 	a.stop()
 	eventually(t, 10*time.Second, "replica-b to take over", func() bool { return holder() == "replica-b" })
-	scale(t, c.Client, "gpu-hpa-test", 2)
+	c.ScaleDeployment(t, "default", "gpu-hpa-test", 2)
 	eventually(t, 60*time.Second, "the second GPU pod to run", func() bool { return runningPods(t, c.Client, "gpu-hpa-test") == 2 })
 	if peak := maxDuring(5*time.Second, count); peak != 2 {
 		t.Fatalf("GPU nodes peaked at %d for two GPU pods across a leader change, want 2", peak)

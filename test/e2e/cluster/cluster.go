@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/gpuscale/gpuscale/internal/localcluster"
 )
 
@@ -168,4 +170,19 @@ func (c *Cluster) Stop(t testing.TB) {
 			t.Errorf("e2e cluster %s: %v", c.Name, err)
 		}
 	})
+}
+
+// ScaleDeployment sets the replicas of Deployment namespace/name through its
+// scale subresource, as kubectl scale and the HPA do.
+func (c *Cluster) ScaleDeployment(t testing.TB, namespace, name string, replicas int32) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := c.Client.AppsV1().Deployments(namespace).GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("scale %s/%s: %v", namespace, name, err)
+	}
+	s.Spec.Replicas = replicas
+	if _, err := c.Client.AppsV1().Deployments(namespace).UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("scale %s/%s to %d: %v", namespace, name, replicas, err)
+	}
 }
