@@ -108,6 +108,9 @@ type fakeLC struct {
 type call struct {
 	Action string
 	Params url.Values
+	// Invocation is the SDK's amz-sdk-invocation-id: the same for every
+	// attempt of one operation call.
+	Invocation string
 }
 
 type failure struct {
@@ -159,6 +162,23 @@ func (f *fakeAWS) failNext(action string, n, status int, code string) {
 	for range n {
 		f.failures[action] = append(f.failures[action], failure{status, code})
 	}
+}
+
+// invocationsOf is callsOf with the SDK's retries of one call counted once
+// (the transport may retry a request whose connection the test server
+// closed, which the test does not control).
+func (f *fakeAWS) invocationsOf(action string) []url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []url.Values
+	seen := map[string]bool{}
+	for _, c := range f.calls {
+		if c.Action == action && (c.Invocation == "" || !seen[c.Invocation]) {
+			seen[c.Invocation] = true
+			out = append(out, c.Params)
+		}
+	}
+	return out
 }
 
 // callsOf returns the parameters of every request of action, in order.
@@ -244,7 +264,7 @@ func (f *fakeAWS) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests++
 	reqID := f.requests
-	f.calls = append(f.calls, call{Action: action, Params: params})
+	f.calls = append(f.calls, call{Action: action, Params: params, Invocation: r.Header.Get("amz-sdk-invocation-id")})
 	var fail *failure
 	if q := f.failures[action]; len(q) > 0 {
 		fail, f.failures[action] = &q[0], q[1:]

@@ -258,14 +258,14 @@ func TestManyGroupsAndInstancesAreAskedForInBatches(t *testing.T) {
 		t.Fatalf("%d groups served, want 120; problems %v", n, p.Problems())
 	}
 	var perCall []int
-	for _, c := range f.callsOf("DescribeAutoScalingGroups") {
+	for _, c := range f.invocationsOf("DescribeAutoScalingGroups") {
 		perCall = append(perCall, len(members(c, "AutoScalingGroupNames.member")))
 	}
 	// 50, 50 and 20 names; pages of 30 split the 50s in two.
 	if got := fmt.Sprint(perCall); got != "[50 50 50 50 20]" {
 		t.Fatalf("names per call %s", got)
 	}
-	if n := len(f.callsOf("DescribeLaunchConfigurations")); n != 1 {
+	if n := len(f.invocationsOf("DescribeLaunchConfigurations")); n != 1 {
 		t.Fatalf("%d DescribeLaunchConfigurations calls for one shared configuration, want 1", n)
 	}
 
@@ -276,7 +276,7 @@ func TestManyGroupsAndInstancesAreAskedForInBatches(t *testing.T) {
 		_, _ = p.NodeGroupForNode(node(id, "aws:///us-east-1a/"+id))
 	}
 	p.refresh(t)
-	calls := f.callsOf("DescribeAutoScalingInstances")
+	calls := f.invocationsOf("DescribeAutoScalingInstances")
 	if len(calls) != 2 || len(members(calls[0], "InstanceIds.member")) != 50 || members(calls[1], "InstanceIds.member")[9] != ids[59] {
 		t.Fatalf("instance lookups %v", calls)
 	}
