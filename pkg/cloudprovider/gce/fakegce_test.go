@@ -40,6 +40,16 @@ type fakeGCE struct {
 	opError   string
 	ops       map[string]int
 	nextOp    int
+	// holds are requests to be made to wait, by call kind; held are all
+	// the holds made, for releaseAll.
+	holds map[string]*fakeHold
+	held  []*fakeHold
+}
+
+// fakeHold stops the next request of a kind before it is served.
+type fakeHold struct {
+	reached, release chan struct{}
+	once             sync.Once
 }
 
 type fakeMIG struct {
@@ -62,7 +72,8 @@ type fakeCall struct {
 
 func newFakeGCE(t *testing.T) *fakeGCE {
 	f := &fakeGCE{t: t, migs: map[string]*fakeMIG{}, templates: map[string]*compute.InstanceTemplate{},
-		machines: map[string]*compute.MachineType{}, fail: map[string][]int{}, pageSize: 2, ops: map[string]int{}}
+		machines: map[string]*compute.MachineType{}, fail: map[string][]int{}, pageSize: 2, ops: map[string]int{},
+		holds: map[string]*fakeHold{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -133,8 +144,41 @@ func (f *fakeGCE) resetCalls() {
 	f.calls = nil
 }
 
-func (f *fakeGCE) serve(w http.ResponseWriter, r *http.Request) {
+// hold makes the next request of a kind wait, outside the fake's lock so
+// that other requests are served meanwhile, until release is called;
+// reached is closed when the request arrives. Cleanup releases it.
+func (f *fakeGCE) hold(kind string) (reached <-chan struct{}, release func()) {
+	h := &fakeHold{reached: make(chan struct{}), release: make(chan struct{})}
 	f.mu.Lock()
+	f.holds[kind] = h
+	f.held = append(f.held, h)
+	f.mu.Unlock()
+	f.t.Cleanup(f.releaseAll)
+	return h.reached, h.open
+}
+
+func (h *fakeHold) open() { h.once.Do(func() { close(h.release) }) }
+
+// releaseAll lets every held request go on.
+func (f *fakeGCE) releaseAll() {
+	f.mu.Lock()
+	held := f.held
+	f.mu.Unlock()
+	for _, h := range held {
+		h.open()
+	}
+}
+
+func (f *fakeGCE) serve(w http.ResponseWriter, r *http.Request) {
+	kind := routeKind(r.Method, strings.Split(strings.TrimPrefix(r.URL.Path, "/compute/v1/"), "/"))
+	f.mu.Lock()
+	if h := f.holds[kind]; h != nil {
+		delete(f.holds, kind)
+		f.mu.Unlock()
+		close(h.reached)
+		<-h.release
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
 	path := strings.TrimPrefix(r.URL.Path, "/compute/v1/")
@@ -142,7 +186,6 @@ func (f *fakeGCE) serve(w http.ResponseWriter, r *http.Request) {
 	q.Del("alt")
 	q.Del("prettyPrint")
 	parts := strings.Split(path, "/")
-	kind := routeKind(r.Method, parts)
 	f.calls = append(f.calls, fakeCall{Kind: kind, Method: r.Method, Path: path, Query: q, Body: string(body)})
 	if codes := f.fail[kind]; len(codes) > 0 {
 		f.fail[kind] = codes[1:]

@@ -112,7 +112,9 @@ type pendingInstance struct {
 
 // Provider implements cloudprovider.CloudProvider and
 // cloudprovider.CreationFailureReporter for MIGs. It is safe for
-// concurrent use.
+// concurrent use: reads never wait on the network, changes of one group
+// run one at a time, and changes of different groups and a refresh run
+// side by side.
 type Provider struct {
 	api      *api
 	clock    clock.Clock
@@ -124,17 +126,34 @@ type Provider struct {
 	// badInputs are static groups whose URL does not parse.
 	badInputs []GroupProblem
 
-	// mu serialises operations, API calls included: one at a time keeps
-	// the cache equal to what the provider did.
-	mu          sync.Mutex
+	// Locking keeps reads off the network. refreshing serialises
+	// refreshes and is held across their API calls; shapes and machines
+	// belong to it. changing serialises the changes of each group and is
+	// held across their API calls. mu guards everything below it and is
+	// never held across an API call, so NodeGroups, NodeGroupForNode and
+	// FailedCreations answer while a slow operation runs.
+	refreshing ctxMutex
+	changing   keyedMutex
+	shapes     map[string]nodeShape
+	machines   map[string]MachineType
+
+	mu          sync.RWMutex
 	groups      map[string]*group
 	order       []string
 	instances   map[InstanceRef]string
-	shapes      map[string]nodeShape
-	machines    map[string]MachineType
 	problems    []GroupProblem
 	lastRefresh time.Time
 	failures    failureTracker
+	// changes counts the starts and ends of group changes; changedAt is
+	// the count at a group's latest one and running the changes of a
+	// group under way. A refresh compares them with the count at its
+	// start to tell a listing that may predate the provider's own change.
+	changes   uint64
+	changedAt map[string]uint64
+	running   map[string]int
+	// stale makes the next Refresh reload before the interval is up: a
+	// change failed, or a listing raced a change.
+	stale bool
 }
 
 var (
@@ -157,6 +176,7 @@ func New(opts Options) (*Provider, error) {
 		static: map[MIGRef]NodeGroupSpec{}, discover: opts.AutoDiscovery,
 		groups: map[string]*group{}, instances: map[InstanceRef]string{},
 		shapes: map[string]nodeShape{}, machines: map[string]MachineType{},
+		refreshing: newCtxMutex(), changedAt: map[string]uint64{}, running: map[string]int{},
 	}
 	if opts.Config != nil {
 		if err := opts.Config.Validate(); err != nil {
@@ -216,8 +236,8 @@ func (p *Provider) Name() string { return ProviderName }
 // NodeGroups returns the served groups, sorted by URL, with their
 // templates.
 func (p *Provider) NodeGroups() []snapshot.NodeGroup {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	out := make([]snapshot.NodeGroup, 0, len(p.order))
 	for _, id := range p.order {
 		g := p.groups[id]
@@ -243,16 +263,16 @@ func (p *Provider) NodeGroupForNode(node *v1.Node) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gce: node %s: %w", node.Name, err)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	return p.instances[ref], nil
 }
 
 // Problems lists the groups left out, sorted by group, as of the last
 // refresh (bad URLs from the start).
 func (p *Provider) Problems() []GroupProblem {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	return append([]GroupProblem(nil), p.problems...)
 }
 

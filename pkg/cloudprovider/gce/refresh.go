@@ -28,33 +28,50 @@ type loaded struct {
 }
 
 // Refresh reloads sizes, instances and new templates, unless the last
-// refresh is younger than the refresh interval. A transient failure fails
-// it and keeps the previous state; bad groups are left out and reported.
+// refresh is younger than the refresh interval and no change failed since.
+// A transient failure fails it and keeps the previous state; bad groups
+// are left out and reported.
+//
+// The API calls run without the cache lock: reads go on serving the
+// previous listing, and the new one is swapped in whole at the end. A
+// group changed through the provider while the listing ran keeps its
+// cached size and creating instances, which may be newer than what was
+// listed, and is listed again at the next Refresh.
 func (p *Provider) Refresh(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	if err := p.refreshing.lock(ctx); err != nil {
+		return fmt.Errorf("gce: refresh: waiting for the refresh under way: %w", err)
+	}
+	defer p.refreshing.unlock()
+	p.mu.RLock()
 	now := p.clock.Now()
-	if !p.lastRefresh.IsZero() && now.Sub(p.lastRefresh) < p.interval {
+	due := p.stale || p.lastRefresh.IsZero() || now.Sub(p.lastRefresh) >= p.interval
+	start := p.changes
+	p.mu.RUnlock()
+	if !due {
 		return nil
 	}
-	l, err := p.loadLocked(ctx)
+	l, err := p.load(ctx)
 	if err != nil {
 		return fmt.Errorf("gce: refresh: %w", err)
 	}
-	p.applyLocked(l)
+	p.pruneShapes(l)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.applyLocked(l, start)
 	p.lastRefresh = now
 	return nil
 }
 
-func (p *Provider) loadLocked(ctx context.Context) (*loaded, error) {
+// load lists everything; it runs with refreshing held and mu not held.
+func (p *Provider) load(ctx context.Context) (*loaded, error) {
 	l := &loaded{groups: map[string]*group{}, instances: map[InstanceRef]string{}, failing: map[string][]instanceFailure{}}
 	l.problems = append(l.problems, p.badInputs...)
-	cands, err := p.candidatesLocked(ctx, l)
+	cands, err := p.candidates(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cands {
-		g, err := p.loadGroupLocked(ctx, c, l)
+		g, err := p.loadGroup(ctx, c, l)
 		switch {
 		case err != nil && isTransient(err):
 			return nil, fmt.Errorf("node group %s: %w", c.ref, err)
@@ -68,9 +85,9 @@ func (p *Provider) loadLocked(ctx context.Context) (*loaded, error) {
 	return l, nil
 }
 
-// candidatesLocked lists every zone in play once and picks the static
-// groups and the discovered ones, sorted by URL.
-func (p *Provider) candidatesLocked(ctx context.Context, l *loaded) ([]candidate, error) {
+// candidates lists every zone in play once and picks the static groups
+// and the discovered ones, sorted by URL.
+func (p *Provider) candidates(ctx context.Context, l *loaded) ([]candidate, error) {
 	locs := map[location]bool{}
 	for ref := range p.static {
 		locs[location{ref.Project, ref.Zone}] = true
@@ -149,8 +166,8 @@ func (p *Provider) discoverIn(loc location, igms []*compute.InstanceGroupManager
 	}
 }
 
-// loadGroupLocked reads the template (once per URL) and the instances.
-func (p *Provider) loadGroupLocked(ctx context.Context, c candidate, l *loaded) (*group, error) {
+// loadGroup reads the template (once per URL) and the instances.
+func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*group, error) {
 	tmplURL := instanceTemplateOf(c.igm)
 	if tmplURL == "" {
 		return nil, fmt.Errorf("managed instance group %s has no instance template", c.ref.Name)
@@ -161,7 +178,7 @@ func (p *Provider) loadGroupLocked(ctx context.Context, c candidate, l *loaded) 
 		if err != nil {
 			return nil, err
 		}
-		if shape, err = shapeFromTemplate(ctx, tmpl, c.ref.Zone, p.cfg.Prices, p.machineTypeLocked(c.ref.Project)); err != nil {
+		if shape, err = shapeFromTemplate(ctx, tmpl, c.ref.Zone, p.cfg.Prices, p.machineType(c.ref.Project)); err != nil {
 			return nil, err
 		}
 		p.shapes[tmplURL] = shape
@@ -216,9 +233,9 @@ func instanceTemplateOf(igm *compute.InstanceGroupManager) string {
 	return ""
 }
 
-// machineTypeLocked looks up unknown machine types with machineTypes.get,
-// once per zone and name.
-func (p *Provider) machineTypeLocked(project string) machineTypeSource {
+// machineType looks up unknown machine types with machineTypes.get, once
+// per zone and name.
+func (p *Provider) machineType(project string) machineTypeSource {
 	return func(ctx context.Context, zone, name string) (MachineType, error) {
 		key := project + "/" + zone + "/" + name
 		if mt, ok := p.machines[key]; ok {
@@ -237,25 +254,11 @@ func (p *Provider) machineTypeLocked(project string) machineTypeSource {
 	}
 }
 
-// applyLocked swaps in a refresh, reports new failures, drops templates no
-// group uses, and logs problems that appeared or went away.
-func (p *Provider) applyLocked(l *loaded) {
-	for id := range p.groups {
-		if l.groups[id] == nil {
-			p.failures.forget(id)
-		}
-	}
-	p.groups, p.instances = l.groups, l.instances
-	p.order = p.order[:0]
+// pruneShapes drops the templates no listed group uses; it runs with
+// refreshing held.
+func (p *Provider) pruneShapes(l *loaded) {
 	used := map[string]bool{}
-	for id := range l.groups {
-		p.order = append(p.order, id)
-	}
-	sort.Strings(p.order)
-	for _, id := range p.order {
-		p.failures.observe(id, l.failing[id])
-	}
-	for _, g := range p.groups {
+	for _, g := range l.groups {
 		used[g.templateURL] = true
 	}
 	for url := range p.shapes {
@@ -263,6 +266,43 @@ func (p *Provider) applyLocked(l *loaded) {
 			delete(p.shapes, url)
 		}
 	}
+}
+
+// applyLocked swaps in a refresh that started when the change count was
+// start, reports new failures, and logs problems that appeared or went
+// away.
+func (p *Provider) applyLocked(l *loaded, start uint64) {
+	raced := false
+	for id, g := range l.groups {
+		old := p.groups[id]
+		if old == nil || (p.running[id] == 0 && p.changedAt[id] <= start) {
+			continue
+		}
+		// A change began or ended while the listing ran, so the listing
+		// may hold the size from before it (an old target would undo a
+		// resize) or from after it while the change is still to update
+		// the cache (it would count a deletion twice). The cache is what
+		// the provider did: keep it, and list the group again next time.
+		g.target, g.pending = old.target, old.pending
+		raced = true
+	}
+	for id := range p.groups {
+		if l.groups[id] == nil {
+			p.failures.forget(id)
+		}
+	}
+	p.groups, p.instances = l.groups, l.instances
+	p.order = p.order[:0]
+	for id := range l.groups {
+		p.order = append(p.order, id)
+	}
+	sort.Strings(p.order)
+	for _, id := range p.order {
+		p.failures.observe(id, l.failing[id])
+	}
+	// Later refreshes start after every change recorded so far.
+	clear(p.changedAt)
+	p.stale = raced
 	p.logProblemChangesLocked(l.problems)
 	p.problems = l.problems
 }
