@@ -44,9 +44,10 @@ func newSimulateCommand() *cobra.Command {
 		Short: "Replay a scenario or a trace through the autoscaler in virtual time",
 		Long: `Replay a scenario or a trace through the real decision core in virtual time: an in-memory
 cluster with node groups, provisioning and device-plugin delays, kube-scheduler placement, the node
-autoscaler every scan interval and HorizontalPodAutoscalers on load curves. Prints a summary (cost and
-its lower bound, node-hours, GPU-hours, pending waits, scale-ups and scale-downs) and writes a CSV time
-series and an HTML page of charts on request. --compare runs several option sets side by side.`,
+autoscaler every scan interval and HorizontalPodAutoscalers on load curves. Prints a summary (cost
+against a lower bound that keeps each pod whole on a node group it may run on, the looser fluid bound,
+node-hours, GPU-hours, pending waits, scale-ups and scale-downs) and writes a CSV time series and an
+HTML page of charts on request. --compare runs several option sets side by side.`,
 		Example: `  gpuscale simulate --builtin seed-walkthrough --html walkthrough.html
   gpuscale simulate --scenario examples/sim/training-burst.yaml --compare expander=least-waste --compare expander=price
   gpuscale simulate --alibaba-pods openb_pod_list_default.csv --alibaba-nodes openb_node_list_all_node.csv --time-scale 100
@@ -140,7 +141,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		if err != nil {
 			return err
 		}
-		run, err := report.NewRun(res)
+		run, err := report.NewRun(s, res)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,8 @@ func TestSimulateWritesSummaryCSVAndHTML(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate: %v\n%s", err, out)
 	}
-	for _, want := range []string{"cost / lower bound", "pending wait p50 / p90 / p99", "scale-ups (nodes added)", "HPA replica changes"} {
+	for _, want := range []string{"lower bound, per pod ($)", "cost / lower bound", "fluid bound ($)", "pending wait p50 / p90 / p99",
+		"scale-ups (nodes added)", "HPA replica changes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -46,6 +47,9 @@ func TestSimulateWritesSummaryCSVAndHTML(t *testing.T) {
 	if !strings.Contains(string(html), "echarts") {
 		t.Error("HTML report has no charts")
 	}
+	if !strings.Contains(string(html), "lower bound (per pod): $") {
+		t.Error("HTML report does not name the lower bound")
+	}
 }
 
 // --compare runs each option set and shows them side by side.
@@ -55,9 +59,9 @@ func TestSimulateCompareShowsEachRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate --compare: %v\n%s", err, out)
 	}
-	for _, want := range []string{"expander=price", "expander=least-waste"} {
+	for _, want := range []string{"expander=price", "expander=least-waste", "lower bound, per pod ($)"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("comparison lacks the run %q:\n%s", want, out)
+			t.Errorf("comparison lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/sim/bound"
+	"github.com/gpuscale/gpuscale/pkg/sim/bound/classes"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 	"github.com/gpuscale/gpuscale/pkg/sim/trace"
@@ -86,7 +87,9 @@ func azureScenario(tb testing.TB) *scenario.Scenario {
 	return s
 }
 
-func runBench(b *testing.B, s *scenario.Scenario, expander string) {
+// runBench times runs of s; with perPod it also reports the cost against the
+// per-pod bound (classes.Compute), computed after the timing.
+func runBench(b *testing.B, s *scenario.Scenario, expander string, perPod bool) {
 	o := engine.OptionsFor(s)
 	if expander != "" {
 		o.Autoscaler.ScaleUp.Expander = expander
@@ -116,6 +119,13 @@ func runBench(b *testing.B, s *scenario.Scenario, expander string) {
 	b.ReportMetric(float64(peak), "peak-GPUs")
 	b.ReportMetric(res.Cost, "dollars")
 	b.ReportMetric(res.Cost/lb.Cost, "cost/bound")
+	if perPod {
+		pb, err := classes.Compute(s, res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(res.Cost/pb.Cost, "cost/per-pod-bound")
+	}
 	b.ReportMetric(res.WaitPercentile(50).Seconds(), "wait-p50-s")
 	b.ReportMetric(res.WaitPercentile(90).Seconds(), "wait-p90-s")
 	b.ReportMetric(res.WaitPercentile(99).Seconds(), "wait-p99-s")
@@ -131,7 +141,7 @@ func BenchmarkAlibabaDefault(b *testing.B) {
 		name  string
 		scale float64
 	}{{"timestamps", 1}, {"compressed-1000x", 1000}, {"compressed-10000x", 10000}} {
-		b.Run(bc.name, func(b *testing.B) { runBench(b, alibabaScenario(b, bc.scale), "") })
+		b.Run(bc.name, func(b *testing.B) { runBench(b, alibabaScenario(b, bc.scale), "", false) })
 	}
 }
 
@@ -142,15 +152,15 @@ func BenchmarkSyntheticDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	runBench(b, s, "")
+	runBench(b, s, "", false)
 }
 
 // BenchmarkExpanders compares the expanders on both traces: cost against
 // the lower bound and pending waits.
 func BenchmarkExpanders(b *testing.B) {
 	for _, expander := range []string{"random", "most-pods", "least-waste", "least-nodes", "price"} {
-		b.Run("alibaba-100x/"+expander, func(b *testing.B) { runBench(b, alibabaScenario(b, 100), expander) })
-		b.Run("azure/"+expander, func(b *testing.B) { runBench(b, azureScenario(b), expander) })
+		b.Run("alibaba-100x/"+expander, func(b *testing.B) { runBench(b, alibabaScenario(b, 100), expander, true) })
+		b.Run("azure/"+expander, func(b *testing.B) { runBench(b, azureScenario(b), expander, true) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuscale/gpuscale/pkg/sim/bound"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 )
@@ -54,6 +55,13 @@ func TestSeedWalkthrough(t *testing.T) {
 		t.Errorf("max wait %s, HPA changes %d, scale-ups %d, removals %d; want 3m, 2, 1, 1",
 			res.WaitPercentile(100), res.HPAChanges, res.ScaleUps, res.NodesRemoved)
 	}
+	// The bound's demand in pods: the Deployment (workload 0) starts at one
+	// replica, its HPA adds one at 5m and takes it back at 25m.
+	want := []bound.PodChange{{At: 0, Class: 0, Delta: 1}, {At: 5 * time.Minute, Class: 0, Delta: 1},
+		{At: 25 * time.Minute, Class: 0, Delta: -1}}
+	if !reflect.DeepEqual(res.PodDemand, want) {
+		t.Errorf("pod demand %+v, want %+v", res.PodDemand, want)
+	}
 }
 
 const threeJobs = `
@@ -92,6 +100,10 @@ func TestThreeJobsByHand(t *testing.T) {
 	}
 	if len(res.Demand) != 6 {
 		t.Errorf("demand changes %v, want a start and an end per Job", res.Demand)
+	}
+	want := []bound.PodChange{{At: 0, Class: 0, Delta: 1}, {At: time.Hour, Class: 0, Delta: -1}}
+	if len(res.PodDemand) != 6 || !reflect.DeepEqual(res.PodDemand[:2], want) {
+		t.Errorf("pod demand %+v, want %+v three times", res.PodDemand, want)
 	}
 }
 

@@ -41,6 +41,10 @@ type Result struct {
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
 	Demand []bound.Change
+	// PodDemand is the same demand in pods: one change per entry of
+	// Demand, in the same order, its Class the index of the workload in
+	// the scenario's Workloads.
+	PodDemand []bound.PodChange
 	// Shapes are the node groups as the bound sees them.
 	Shapes []bound.Shape
 }
@@ -104,6 +108,7 @@ type recorder struct {
 	loops        int
 	series       Series
 	demandList   []bound.Change
+	podDemand    []bound.PodChange
 }
 
 func (r *recorder) init(e *Engine) {
@@ -165,11 +170,14 @@ func (r *recorder) demand(from, to time.Duration, w *workloadState, n int) {
 	amt := amountOf(&w.req)
 	r.demandList = append(r.demandList, bound.Change{At: from, Delta: amt.Scale(float64(n))},
 		bound.Change{At: to, Delta: amt.Scale(-float64(n))})
+	r.podDemand = append(r.podDemand, bound.PodChange{At: from, Class: w.index, Delta: n},
+		bound.PodChange{At: to, Class: w.index, Delta: -n})
 }
 
 // demandStep adds a change of a Deployment's replicas.
 func (r *recorder) demandStep(at time.Duration, w *workloadState, delta int) {
 	r.demandList = append(r.demandList, bound.Change{At: at, Delta: amountOf(&w.req).Scale(float64(delta))})
+	r.podDemand = append(r.podDemand, bound.PodChange{At: at, Class: w.index, Delta: delta})
 }
 
 func amountOf(req *snapshot.Resource) bound.Amount {
@@ -233,5 +241,6 @@ func (e *Engine) result() *Result {
 		res.HPAChanges += w.changes
 	}
 	res.Demand = append([]bound.Change(nil), r.demandList...)
+	res.PodDemand = append([]bound.PodChange(nil), r.podDemand...)
 	return res
 }

@@ -17,6 +17,8 @@ import (
 // workloadState is a Deployment or a set of Jobs.
 type workloadState struct {
 	cfg *scenario.Workload
+	// index is the workload's position in the scenario's workloads.
+	index int
 	// key is the scheduler's equivalence key: pods of one workload are
 	// identical to the filters.
 	key string
@@ -61,7 +63,7 @@ type simPod struct {
 func (e *Engine) initWorkloads() error {
 	for i := range e.sc.Workloads {
 		cfg := &e.sc.Workloads[i]
-		w := &workloadState{cfg: cfg, key: cfg.Namespace + "/" + cfg.Name}
+		w := &workloadState{cfg: cfg, index: i, key: cfg.Namespace + "/" + cfg.Name}
 		w.req = snapshot.ResourceFromList(cfg.Pod.Requests)
 		w.gpus = gpu.Requested(&w.req)
 		e.workloads = append(e.workloads, w)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/components"
@@ -15,7 +16,8 @@ const MaxChartPoints = 2000
 
 // WriteHTML writes a page of charts. With one run: nodes per group,
 // pending pods, GPUs allocated and provisioned, replicas per Deployment and
-// cost over time. With several: the same measures, one line per run.
+// cost over time, the cost chart naming the lower bound. With several: the
+// same measures, one line per run.
 func WriteHTML(w io.Writer, runs []Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html report: no runs")
@@ -76,12 +78,28 @@ func WriteHTML(w io.Writer, runs []Run) error {
 		}
 		cost.AddSeries(r.Name(), series(n, func(k int) float64 { return s.Cost[k] }))
 	}
+	cost.SetGlobalOptions(
+		charts.WithTitleOpts(opts.Title{Title: "Cost over time", Subtitle: boundLine(runs)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "50px"}),
+	)
 	page.AddCharts(nodes, pending, gpus)
 	if len(runs[0].Result.Series.Deployments) > 0 {
 		page.AddCharts(replicas)
 	}
 	page.AddCharts(cost)
 	return page.Render(w)
+}
+
+// boundLine names each run's lower bound for the cost chart.
+func boundLine(runs []Run) string {
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprintf("$%.2f", r.Bound.Cost)
+		if len(runs) > 1 {
+			parts[i] = r.Name() + " " + parts[i]
+		}
+	}
+	return fmt.Sprintf("lower bound (%s): %s", runs[0].BoundKind, strings.Join(parts, ", "))
 }
 
 func newChart(title, unit string, x []string) *charts.Line {

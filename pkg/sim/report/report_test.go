@@ -3,12 +3,18 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/gpuscale/gpuscale/pkg/sim/bound"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 )
 
 // result is a small hand-made run: one group of 2 nodes at $1.5/h for an
@@ -32,11 +38,11 @@ func result(label string) *engine.Result {
 }
 
 func TestSummary(t *testing.T) {
-	a, err := NewRun(result("expander=price"))
+	a, err := NewRun(nil, result("expander=price"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewRun(result("expander=random"))
+	b, _ := NewRun(nil, result("expander=random"))
 	var out bytes.Buffer
 	if err := WriteSummary(&out, []Run{a, b}); err != nil {
 		t.Fatal(err)
@@ -44,11 +50,50 @@ func TestSummary(t *testing.T) {
 	text := out.String()
 	// Demand 4 cpu for an hour on a 4-cpu $1.5 shape: a $1.50 bound, half
 	// the $3 spent.
-	for _, want := range []string{"expander=price", "expander=random", "cost ($)", "3.00", "lower bound ($)", "1.50", "2.00x",
+	for _, want := range []string{"expander=price", "expander=random", "cost ($)", "3.00", "lower bound, fluid ($)", "1.50", "2.00x",
 		"cpu node-hours / $", "2.0 / 3.00", "1.0 / 4.0 (25%)", "0s / 10m0s / 10m0s", "1 (2)", "HPA replica changes"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestSummaryPerPodBound gives NewRun the scenario: two 3-cpu pods on
+// 4-cpu nodes at $1.5/h for an hour. The fluid bound packs 6 cpu onto 1.5
+// nodes ($2.25); each pod needs a node of its own, so the per-pod bound is
+// two whole nodes ($3.00), what the run paid.
+func TestSummaryPerPodBound(t *testing.T) {
+	sc := &scenario.Scenario{Name: "hand",
+		NodeGroups: []scenario.NodeGroup{{Name: "cpu", MaxSize: 2, PricePerHour: 1.5,
+			Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")}}},
+		Workloads: []scenario.Workload{{Name: "web",
+			Pod:        scenario.PodTemplate{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")}},
+			Deployment: &scenario.Deployment{Replicas: 2}}}}
+	res := result("")
+	res.Demand = []bound.Change{{At: 0, Delta: bound.Amount{CPU: 6}}}
+	res.PodDemand = []bound.PodChange{{At: 0, Class: 0, Delta: 2}}
+	r, err := NewRun(sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.BoundKind != BoundPerPod || math.Abs(r.Bound.Cost-3) > 1e-9 || math.Abs(r.Fluid.Cost-2.25) > 1e-9 {
+		t.Errorf("bound %s $%.4f, fluid $%.4f; want per pod $3, fluid $2.25", r.BoundKind, r.Bound.Cost, r.Fluid.Cost)
+	}
+	var out bytes.Buffer
+	if err := WriteSummary(&out, []Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`lower bound, per pod \(\$\)\s+3\.00\n`, `cost / lower bound\s+1\.00x\n`, `fluid bound \(\$\)\s+2\.25\n`} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := WriteHTML(&out, []Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "lower bound (per pod): $3.00") {
+		t.Errorf("HTML does not name the bound")
 	}
 }
 
@@ -78,7 +123,7 @@ func TestCSV(t *testing.T) {
 }
 
 func TestHTML(t *testing.T) {
-	r, _ := NewRun(result(""))
+	r, _ := NewRun(nil, result(""))
 	var out bytes.Buffer
 	if err := WriteHTML(&out, []Run{r}); err != nil {
 		t.Fatal(err)

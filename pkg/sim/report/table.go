@@ -1,6 +1,6 @@
 // Package report turns simulation results into what people read: a summary
 // table (one column per run, so option sets compare side by side, with the
-// cost lower bound beside each), a CSV time series, and an HTML page of
+// cost lower bounds beside each), a CSV time series, and an HTML page of
 // charts (nodes per group, pending pods, GPU allocation, replicas, cost).
 package report
 
@@ -12,22 +12,48 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/sim/bound"
+	"github.com/gpuscale/gpuscale/pkg/sim/bound/classes"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 )
 
-// Run is one simulation's result with its lower bound.
+// Run is one simulation's result with its lower bounds.
 type Run struct {
 	Result *engine.Result
-	Bound  bound.Result
+	// Bound is the lower bound the summary compares the cost with: the
+	// per-pod bound (classes.Compute) when the scenario is known, the
+	// fluid one otherwise; BoundKind names it.
+	Bound     bound.Result
+	BoundKind string
+	// Fluid is the fluid bound (bound.Compute), the demand's resources
+	// packed as one fluid.
+	Fluid bound.Result
 }
 
-// NewRun computes the lower bound of a result.
-func NewRun(res *engine.Result) (Run, error) {
-	b, err := bound.Compute(res.Shapes, res.Demand, res.Duration)
+// The kinds of bound a Run compares its cost with.
+const (
+	BoundPerPod = "per pod"
+	BoundFluid  = "fluid"
+)
+
+// NewRun computes the lower bounds of a result. With the scenario sc that
+// was run, the summary's bound is the per-pod one (each pod whole on a
+// node group it may run on); with sc nil it is the fluid one.
+func NewRun(sc *scenario.Scenario, res *engine.Result) (Run, error) {
+	fluid, err := bound.Compute(res.Shapes, res.Demand, res.Duration)
 	if err != nil {
 		return Run{}, err
 	}
-	return Run{Result: res, Bound: b}, nil
+	r := Run{Result: res, Bound: fluid, BoundKind: BoundFluid, Fluid: fluid}
+	if sc == nil {
+		return r, nil
+	}
+	pods, err := classes.Compute(sc, res)
+	if err != nil {
+		return Run{}, fmt.Errorf("per-pod bound of %s: %w", sc.Name, err)
+	}
+	r.Bound, r.BoundKind = pods, BoundPerPod
+	return r, nil
 }
 
 // Name is the run's label, or its scenario's name.
@@ -53,13 +79,16 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	}
 	fmt.Fprintf(tw, "scenario %s, %s simulated\t%s\n", runs[0].Result.Scenario, formatDuration(runs[0].Result.Duration), strings.Join(names(runs), "\t"))
 	row("cost ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Result.Cost) })
-	row("lower bound ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Bound.Cost) })
+	row(fmt.Sprintf("lower bound, %s ($)", runs[0].BoundKind), func(r Run) string { return fmt.Sprintf("%.2f", r.Bound.Cost) })
 	row("cost / lower bound", func(r Run) string {
 		if r.Bound.Cost <= 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2fx", r.Result.Cost/r.Bound.Cost)
 	})
+	if runs[0].BoundKind != BoundFluid {
+		row("fluid bound ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Fluid.Cost) })
+	}
 	row("node-hours", func(r Run) string { return fmt.Sprintf("%.1f", r.Result.NodeHours) })
 	for i, g := range runs[0].Result.Groups {
 		row(fmt.Sprintf("  %s node-hours / $", g.ID), func(r Run) string {
@@ -92,8 +121,12 @@ func WriteSummary(w io.Writer, runs []Run) error {
 		return err
 	}
 	for _, r := range runs {
-		if len(r.Bound.Unserved) > 0 {
-			fmt.Fprintf(w, "%s: no node group offers %s; that demand is left out of the bound\n", r.Name(), strings.Join(r.Bound.Unserved, ", "))
+		if len(r.Fluid.Unserved) > 0 {
+			fmt.Fprintf(w, "%s: no node group offers %s; that demand is left out of the bounds\n", r.Name(), strings.Join(r.Fluid.Unserved, ", "))
+		}
+		if r.BoundKind == BoundPerPod && len(r.Bound.Unserved) > 0 {
+			fmt.Fprintf(w, "%s: the pods of %s fit no node group they may run on; they are left out of the per-pod bound\n",
+				r.Name(), strings.Join(r.Bound.Unserved, ", "))
 		}
 	}
 	return nil

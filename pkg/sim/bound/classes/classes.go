@@ -4,7 +4,7 @@
 // and required node affinity, checked with kube-scheduler's own helpers on
 // the groups' template nodes) and how many of its pods the bound counts at
 // each instant (Jobs from submission for their duration, Deployments at the
-// replicas their HPA asked for in the run).
+// replicas their HPA asked for in the run), as the engine recorded them.
 package classes
 
 import (
@@ -44,16 +44,21 @@ func Compute(sc *scenario.Scenario, res *engine.Result) (bound.Result, error) {
 }
 
 // FromRun builds the input of bound.ComputePods for a run of sc: one class
-// per workload, its shapes the node groups it may run on resources aside
-// (ComputePods drops those it does not fit), one shape per node group
-// (res.Shapes, in the scenario's group order). Job pods count from their submission for their duration,
-// as in res.Demand; the Deployments' changes are the rest of res.Demand,
-// each attributed to the one Deployment whose pod request it is a whole
-// multiple of (an error where that is ambiguous).
+// per workload, in the scenario's order, its shapes the node groups it may
+// run on resources aside (ComputePods drops those it does not fit); one
+// shape per node group (res.Shapes, in the scenario's group order); the
+// pod changes the engine recorded (res.PodDemand: Job pods from their
+// submission for their duration, Deployments at the replicas their HPA
+// asked for). Each pod change is checked against the matching entry of
+// res.Demand, so a run of another scenario is refused.
 func FromRun(sc *scenario.Scenario, res *engine.Result) (Input, error) {
 	in := Input{Shapes: res.Shapes, End: res.Duration}
 	if len(res.Shapes) != len(sc.NodeGroups) {
 		return in, fmt.Errorf("run has %d shapes, scenario %s has %d node groups", len(res.Shapes), sc.Name, len(sc.NodeGroups))
+	}
+	if len(res.PodDemand) != len(res.Demand) {
+		return in, fmt.Errorf("run has %d demand changes and %d pod changes; want one pod change per demand change",
+			len(res.Demand), len(res.PodDemand))
 	}
 	nodes := make([]*v1.Node, len(sc.NodeGroups))
 	for i, g := range sc.NodeGroups {
@@ -64,89 +69,36 @@ func FromRun(sc *scenario.Scenario, res *engine.Result) (Input, error) {
 		nodes[i] = cloudprovider.TemplateNode(cloudprovider.TemplateSpec{Group: g.Name, Capacity: g.Capacity,
 			Labels: labels, Taints: g.Taints, InstanceType: g.InstanceType, Zone: g.Zone})
 	}
-	// Job changes, to be told apart from the Deployments' in res.Demand.
-	type key struct {
-		at  time.Duration
-		amt bound.Amount
-	}
-	jobChanges := map[key]int{}
-	var deployments []int
 	for wi := range sc.Workloads {
 		w := &sc.Workloads[wi]
-		pod := amountOf(w.Pod.Requests)
-		in.Classes = append(in.Classes, bound.Class{Name: w.Name, Pod: pod, Shapes: eligible(w, nodes)})
-		if w.Deployment != nil {
-			deployments = append(deployments, wi)
-		}
-		for _, b := range w.Jobs {
-			if b.Count == 0 {
-				continue
-			}
-			from, to := b.At.Duration, b.At.Duration+b.Duration.Duration
-			in.Changes = append(in.Changes, bound.PodChange{At: from, Class: wi, Delta: b.Count},
-				bound.PodChange{At: to, Class: wi, Delta: -b.Count})
-			for j := 0; j < b.Count; j++ {
-				jobChanges[key{from, pod}]++
-				jobChanges[key{to, pod.Scale(-1)}]++
-			}
-		}
+		in.Classes = append(in.Classes, bound.Class{Name: w.Name, Pod: amountOf(w.Pod.Requests), Shapes: eligible(w, nodes)})
 	}
-	for _, ch := range res.Demand {
-		k := key{ch.At, ch.Delta}
-		if jobChanges[k] > 0 {
-			jobChanges[k]--
-			continue
+	in.Changes = make([]bound.PodChange, 0, len(res.PodDemand))
+	for i, ch := range res.PodDemand {
+		if ch.Class < 0 || ch.Class >= len(in.Classes) {
+			return in, fmt.Errorf("pod change %d at %v: workload index %d out of range [0, %d) of scenario %s",
+				i, ch.At, ch.Class, len(in.Classes), sc.Name)
 		}
-		wi, n, err := attribute(sc, deployments, ch)
-		if err != nil {
-			return in, err
+		want := in.Classes[ch.Class].Pod.Scale(float64(ch.Delta))
+		if d := res.Demand[i]; d.At != ch.At || !near(d.Delta, want) {
+			return in, fmt.Errorf("pod change %d at %v: %d pods of workload %s request %+v, the run's demand change is %+v at %v",
+				i, ch.At, ch.Delta, in.Classes[ch.Class].Name, want, d.Delta, d.At)
 		}
-		in.Changes = append(in.Changes, bound.PodChange{At: ch.At, Class: wi, Delta: n})
+		in.Changes = append(in.Changes, ch)
 	}
 	return in, nil
 }
 
-// attribute finds the Deployment whose pod request ch.Delta is a whole
-// multiple of.
-func attribute(sc *scenario.Scenario, deployments []int, ch bound.Change) (int, int, error) {
-	found, count := -1, 0
-	for _, wi := range deployments {
-		n, ok := multiple(ch.Delta, amountOf(sc.Workloads[wi].Pod.Requests))
-		if !ok {
-			continue
-		}
-		if found >= 0 {
-			return 0, 0, fmt.Errorf("demand change at %v (%+v): Deployments %s and %s both request a divisor of it",
-				ch.At, ch.Delta, sc.Workloads[found].Name, sc.Workloads[wi].Name)
-		}
-		found, count = wi, n
-	}
-	if found < 0 {
-		return 0, 0, fmt.Errorf("demand change at %v (%+v) matches no Job and no Deployment's pod request", ch.At, ch.Delta)
-	}
-	return found, count, nil
-}
-
-// multiple returns n with d = n·pod, when there is one.
-func multiple(d, pod bound.Amount) (int, bool) {
-	dv := [3]float64{d.CPU, d.MemoryGiB, d.GPUs}
-	pv := [3]float64{pod.CPU, pod.MemoryGiB, pod.GPUs}
-	n := math.NaN()
-	for i := range pv {
-		if pv[i] != 0 {
-			n = math.Round(dv[i] / pv[i])
-			break
+// near reports whether a and b agree to rounding.
+func near(a, b bound.Amount) bool {
+	x := [3]float64{a.CPU, a.MemoryGiB, a.GPUs}
+	y := [3]float64{b.CPU, b.MemoryGiB, b.GPUs}
+	for i := range x {
+		if math.Abs(x[i]-y[i]) > 1e-6*math.Max(1, math.Abs(x[i])) {
+			return false
 		}
 	}
-	if math.IsNaN(n) || n == 0 {
-		return 0, false
-	}
-	for i := range pv {
-		if math.Abs(dv[i]-n*pv[i]) > 1e-6*math.Max(1, math.Abs(dv[i])) {
-			return 0, false
-		}
-	}
-	return int(n), true
+	return true
 }
 
 // eligible lists the groups whose template node the workload's pods may be

@@ -2,7 +2,6 @@ package classes_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -54,13 +53,22 @@ func TestFromRun(t *testing.T) {
 	train := bound.Amount{CPU: 2, MemoryGiB: 8, GPUs: 1}
 	// The run's demand as the engine records it: the Jobs' pods one by
 	// one, the Deployment at 1 replica from 0 and 3 from 5m.
-	res := &engine.Result{Duration: 2 * time.Hour, Shapes: make([]bound.Shape, 3), Demand: []bound.Change{
-		{At: 0, Delta: web},
-		{At: time.Minute, Delta: train}, {At: time.Minute + time.Hour, Delta: train.Scale(-1)},
-		{At: time.Minute, Delta: train}, {At: time.Minute + time.Hour, Delta: train.Scale(-1)},
-		{At: 0, Delta: train}, {At: time.Hour, Delta: train.Scale(-1)},
-		{At: 5 * time.Minute, Delta: web.Scale(2)},
-	}}
+	res := &engine.Result{Duration: 2 * time.Hour, Shapes: make([]bound.Shape, 3),
+		Demand: []bound.Change{
+			{At: 0, Delta: web},
+			{At: time.Minute, Delta: train}, {At: time.Minute + time.Hour, Delta: train.Scale(-1)},
+			{At: time.Minute, Delta: train}, {At: time.Minute + time.Hour, Delta: train.Scale(-1)},
+			{At: 0, Delta: train}, {At: time.Hour, Delta: train.Scale(-1)},
+			{At: 5 * time.Minute, Delta: web.Scale(2)},
+		},
+		PodDemand: []bound.PodChange{
+			{At: 0, Class: 0, Delta: 1},
+			{At: time.Minute, Class: 1, Delta: 1}, {At: time.Minute + time.Hour, Class: 1, Delta: -1},
+			{At: time.Minute, Class: 1, Delta: 1}, {At: time.Minute + time.Hour, Class: 1, Delta: -1},
+			{At: 0, Class: 2, Delta: 1}, {At: time.Hour, Class: 2, Delta: -1},
+			{At: 5 * time.Minute, Class: 0, Delta: 2},
+		},
+	}
 	in, err := classes.FromRun(sc, res)
 	if err != nil {
 		t.Fatal(err)
@@ -76,24 +84,58 @@ func TestFromRun(t *testing.T) {
 	if in.Classes[1].Pod != train {
 		t.Errorf("train-b's pod %+v, want %+v", in.Classes[1].Pod, train)
 	}
-	wantChanges := []bound.PodChange{
-		{At: time.Minute, Class: 1, Delta: 2}, {At: time.Minute + time.Hour, Class: 1, Delta: -2},
-		{At: 0, Class: 2, Delta: 1}, {At: time.Hour, Class: 2, Delta: -1},
-		{At: 0, Class: 0, Delta: 1}, {At: 5 * time.Minute, Class: 0, Delta: 2},
-	}
+	wantChanges := res.PodDemand
 	if !reflect.DeepEqual(in.Changes, wantChanges) {
 		t.Errorf("changes %+v, want %+v", in.Changes, wantChanges)
 	}
 }
 
-func TestFromRunRefusesAmbiguousDeployments(t *testing.T) {
+// TestFromRunTellsDeploymentsApart runs two Deployments whose requests
+// divide one another (2 pods of one request what 1 of the other does): the
+// engine's pod changes name the workload, so each change goes to its own.
+func TestFromRunTellsDeploymentsApart(t *testing.T) {
+	sc := &scenario.Scenario{Name: "two-webs", Duration: metav1.Duration{Duration: 30 * time.Minute},
+		NodeGroups: []scenario.NodeGroup{{Name: "cpu", MinSize: 1, MaxSize: 5, PricePerHour: 1, Capacity: requests("4", "16Gi", 0)}},
+		Workloads: []scenario.Workload{
+			{Name: "web", Pod: scenario.PodTemplate{Requests: requests("1", "2Gi", 0)}, Deployment: &scenario.Deployment{Replicas: 2}},
+			{Name: "web-twice", Pod: scenario.PodTemplate{Requests: requests("2", "4Gi", 0)}, Deployment: &scenario.Deployment{Replicas: 1}},
+		}}
+	sc.SetDefaults()
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(engine.OptionsFor(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := classes.FromRun(sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bound.PodChange{{At: 0, Class: 0, Delta: 2}, {At: 0, Class: 1, Delta: 1}}
+	if !reflect.DeepEqual(in.Changes, want) {
+		t.Errorf("changes %+v, want %+v", in.Changes, want)
+	}
+}
+
+// TestFromRunRefusesAnotherScenario gives FromRun a run whose pod changes
+// do not match the scenario's workloads.
+func TestFromRunRefusesAnotherScenario(t *testing.T) {
 	sc := testScenario()
-	sc.Workloads = append(sc.Workloads, scenario.Workload{Name: "web-twice", Pod: scenario.PodTemplate{Requests: requests("2", "4Gi", 0)},
-		Deployment: &scenario.Deployment{Replicas: 1}})
-	res := &engine.Result{Duration: time.Hour, Shapes: make([]bound.Shape, 3),
-		Demand: []bound.Change{{At: 0, Delta: bound.Amount{CPU: 2, MemoryGiB: 4}}}}
-	_, err := classes.FromRun(sc, res)
-	if err == nil || !strings.Contains(err.Error(), "web-twice") {
-		t.Errorf("got %v, want the two Deployments named", err)
+	for name, res := range map[string]*engine.Result{
+		"request differs": {Duration: time.Hour, Shapes: make([]bound.Shape, 3),
+			Demand:    []bound.Change{{At: 0, Delta: bound.Amount{CPU: 2, MemoryGiB: 4}}},
+			PodDemand: []bound.PodChange{{At: 0, Class: 0, Delta: 1}}},
+		"workload out of range": {Duration: time.Hour, Shapes: make([]bound.Shape, 3),
+			Demand:    []bound.Change{{At: 0, Delta: bound.Amount{CPU: 2, MemoryGiB: 4}}},
+			PodDemand: []bound.PodChange{{At: 0, Class: 9, Delta: 1}}},
+		"no pod changes": {Duration: time.Hour, Shapes: make([]bound.Shape, 3),
+			Demand: []bound.Change{{At: 0, Delta: bound.Amount{CPU: 2, MemoryGiB: 4}}}},
+	} {
+		if _, err := classes.FromRun(sc, res); err == nil {
+			t.Errorf("%s: got no error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
 	}
 }
