@@ -51,6 +51,9 @@ type Options struct {
 	// MinRediscoverInterval spaces the series listings that requests for
 	// unknown metrics trigger (--metrics-rediscover-min-interval).
 	MinRediscoverInterval time.Duration
+	// PrometheusCompression asks Prometheus for gzip-compressed replies
+	// (--prometheus-compression).
+	PrometheusCompression bool
 }
 
 // NewOptions returns the defaults: relist every 10 minutes as
@@ -83,6 +86,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"File holding a bearer token for Prometheus, re-read on every call (optional)")
 	fs.DurationVar(&o.MinRediscoverInterval, "metrics-rediscover-min-interval", o.MinRediscoverInterval,
 		"Least time between two series listings triggered by requests for unknown metrics")
+	fs.BoolVar(&o.PrometheusCompression, "prometheus-compression", o.PrometheusCompression,
+		"Ask Prometheus for gzip-compressed replies; saves bandwidth to a distant Prometheus at the cost of CPU on both sides")
 	o.Base.FlagSet = fs
 	o.Base.InstallFlags()
 }
@@ -167,7 +172,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	reg := legacyregistry.Registerer() // served on the adapter's /metrics
 	client, err := prom.New(prom.Options{URL: rules.PrometheusURL, Timeout: o.PrometheusTimeout, CAFile: o.PrometheusCAFile,
-		TokenFile: o.PrometheusTokenFile, Metrics: prom.NewMetrics(reg)})
+		TokenFile: o.PrometheusTokenFile, Compression: o.PrometheusCompression, Metrics: prom.NewMetrics(reg)})
 	if err != nil {
 		return err
 	}

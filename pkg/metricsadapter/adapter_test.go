@@ -87,19 +87,19 @@ func TestFlagsKeepPrometheusAdapterNames(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	for _, name := range []string{"prometheus-url", "config", "metrics-relist-interval", "metrics-max-age", "prometheus-ca-file",
-		"prometheus-token-file", "prometheus-timeout", "secure-port", "cert-dir", "lister-kubeconfig",
+		"prometheus-token-file", "prometheus-timeout", "prometheus-compression", "secure-port", "cert-dir", "lister-kubeconfig",
 		"authentication-kubeconfig", "authorization-kubeconfig"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("flag --%s missing", name)
 		}
 	}
 	err := fs.Parse([]string{"--prometheus-url=http://127.0.0.1:9090", "--config=c.yaml", "--metrics-relist-interval=5s",
-		"--prometheus-timeout=2s", "--secure-port=6443"})
+		"--prometheus-timeout=2s", "--prometheus-compression", "--secure-port=6443"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.PrometheusURL != "http://127.0.0.1:9090" || o.ConfigFile != "c.yaml" || o.RelistInterval != 5*time.Second ||
-		o.PrometheusTimeout != 2*time.Second || o.Base.SecureServing.BindPort != 6443 {
+		o.PrometheusTimeout != 2*time.Second || !o.PrometheusCompression || o.Base.SecureServing.BindPort != 6443 {
 		t.Errorf("parsed options = %+v", o)
 	}
 	if err := o.Validate(); err != nil {

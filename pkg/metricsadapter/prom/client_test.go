@@ -38,7 +38,7 @@ func TestQueryScalarBecomesOneSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vec) != 1 || vec[0].Value != 42 || vec[0].Timestamp.Unix() != 1700000000 || len(vec[0].Metric) != 0 {
+	if len(vec) != 1 || vec[0].Value != 42 || vec[0].Timestamp.Unix() != 1700000000 || len(vec[0].Labels) != 0 {
 		t.Errorf("vector = %v, want one unlabelled sample 42", vec)
 	}
 }
@@ -132,6 +132,77 @@ func TestOptionsErrors(t *testing.T) {
 	} {
 		if _, err := New(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v) error = %v, want one mentioning %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+func TestCompressionIsAskedForOnlyWhenSet(t *testing.T) {
+	for _, compression := range []bool{false, true} {
+		var got []string
+		s := serve(t, 200, `{"status":"success","data":{"resultType":"vector","result":[]}}`,
+			func(r *http.Request) { got = append(got, r.Header.Get("Accept-Encoding")) })
+		c, err := New(Options{URL: s.URL, Compression: compression})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Query(context.Background(), "up", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{false: "", true: "gzip"}[compression]; len(got) != 1 || got[0] != want {
+			t.Errorf("Compression %v: Accept-Encoding %q, want %q", compression, got, want)
+		}
+	}
+}
+
+func TestQuerySendsFormAndFallsBackToGet(t *testing.T) {
+	at := time.Date(2026, 5, 7, 21, 7, 31, 500_000_000, time.UTC)
+	for _, refusePost := range []bool{false, true} {
+		var methods []string
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			methods = append(methods, r.Method)
+			if refusePost && r.Method == http.MethodPost {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			if err := r.ParseForm(); err != nil || r.URL.Path != "/prom/api/v1/query" || r.Form.Get("query") != `up{a="b"}` ||
+				r.Form.Get("time") != "1778188051.5" || r.Form.Get("timeout") != "3s" {
+				t.Errorf("request %s %s, form %v, want the query, its time and timeout", r.Method, r.URL.Path, r.Form)
+			}
+			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1778188051.5,"7"]}]}}`))
+		}))
+		t.Cleanup(s.Close)
+		c, err := New(Options{URL: s.URL + "/prom", Timeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec, err := c.Query(context.Background(), `up{a="b"}`, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod, _ := vec[0].Label("pod"); len(vec) != 1 || pod != "a" || vec[0].Value != 7 || !vec[0].Timestamp.Time().Equal(at) {
+			t.Errorf("samples = %+v, want pod a = 7 at %v", vec, at)
+		}
+		if want := map[bool]string{false: "POST", true: "POST GET"}[refusePost]; strings.Join(methods, " ") != want {
+			t.Errorf("refusePost %v: methods %v, want %s", refusePost, methods, want)
+		}
+	}
+}
+
+func TestQueryBrokenReplies(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want Kind
+	}{
+		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{}`, KindUnavailable},
+		{`<html>proxy</html>`, KindUnavailable},
+		{`{"status":"error","errorType":"execution","error":"many-to-many"}`, KindBadQuery},
+		{`{"status":"success","data":{"resultType":"string","result":[1,"x"]}}`, KindBadQuery},
+		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"histogram":[1,{"count":"1","sum":"1"}]}]}}`, KindBadQuery},
+	} {
+		s := serve(t, 200, tc.body, nil)
+		c, _ := New(Options{URL: s.URL})
+		if _, err := c.Query(context.Background(), "up", time.Now()); KindOf(err) != tc.want {
+			t.Errorf("%s: err = %v (kind %q), want %q", tc.body, err, KindOf(err), tc.want)
 		}
 	}
 }

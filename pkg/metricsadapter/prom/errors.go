@@ -57,10 +57,12 @@ func KindOf(err error) Kind {
 	return ""
 }
 
-// classify wraps err in an *Error of the right kind; nil stays nil.
+// classify wraps err in an *Error of the right kind; nil and errors
+// already sorted stay as they are.
 func classify(ctx context.Context, err error, url string) error {
-	if err == nil {
-		return nil
+	var sorted *Error
+	if err == nil || errors.As(err, &sorted) {
+		return err
 	}
 	kind := KindUnavailable
 	var apiErr *v1.Error

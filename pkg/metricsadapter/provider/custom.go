@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider/helpers"
 
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/naming"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/query"
 )
 
@@ -43,7 +44,8 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if !ok {
 		return nil, cmprovider.NewMetricNotFoundForError(info.GroupResource, info.Metric, name.Name)
 	}
-	return metricValue(ref, info.Metric, v), nil
+	mv := metricValue(ref, info.Metric, v)
+	return &mv, nil
 }
 
 // GetMetricBySelector returns the metric of every object the selector
@@ -80,7 +82,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	for _, n := range names {
 		if v, ok := values[n]; ok {
 			ref.Name = n
-			items = append(items, *metricValue(ref, info.Metric, v))
+			items = append(items, metricValue(ref, info.Metric, v))
 		}
 	}
 	if len(items) == 0 {
@@ -114,7 +116,7 @@ func (p *Provider) queryObjects(ctx context.Context, e customEntry, info cmprovi
 // runRule renders rule's query for req and runs it at the clock's time. It
 // returns the samples and the query; errors are API errors naming the rule,
 // what (the metric asked for) and the query.
-func (p *Provider) runRule(ctx context.Context, rule *naming.Rule, req query.Request, what string) (model.Vector, string, error) {
+func (p *Provider) runRule(ctx context.Context, rule *naming.Rule, req query.Request, what string) ([]prom.Sample, string, error) {
 	args, err := query.Args(req)
 	if err != nil {
 		return nil, "", apierrors.NewBadRequest(err.Error())
@@ -130,35 +132,38 @@ func (p *Provider) runRule(ctx context.Context, rule *naming.Rule, req query.Req
 	return vec, q, nil
 }
 
-func objectValues(vec model.Vector, e customEntry, metric string, names []string, q string) (map[string]objectValue, error) {
+func objectValues(vec []prom.Sample, e customEntry, metric string, names []string, q string) (map[string]objectValue, error) {
 	out := make(map[string]objectValue, len(vec))
-	counts := map[string]int{}
+	var counts map[string]int // only for objects with several samples
 	var bad []string
-	for _, s := range vec {
-		name, ok := s.Metric[model.LabelName(e.objectLabel)]
+	for i := range vec {
+		s := &vec[i]
+		n, ok := s.Label(e.objectLabel)
 		if !ok {
 			if len(names) != 1 || len(vec) != 1 {
 				return nil, apierrors.NewInternalError(fmt.Errorf(
 					"%s: metric %s: a result has no %s label, so it cannot be matched to an object; group the query by <<.GroupBy>> (query: %s)",
 					e.rule.ID, metric, e.objectLabel, q))
 			}
-			name = model.LabelValue(names[0]) // one object asked, one unlabelled answer
+			n = names[0] // one object asked, one unlabelled answer
 		}
-		n := string(name)
-		counts[n]++
-		q, err := quantity(float64(s.Value))
+		if _, dup := out[n]; dup {
+			if counts == nil {
+				counts = map[string]int{}
+			}
+			counts[n] = max(counts[n], 1) + 1 // the first sample and this one
+		}
+		q, err := quantity(s.Value)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", n, err))
 		}
 		out[n] = objectValue{value: q, at: s.Timestamp}
 	}
-	var dups []string
-	for n, c := range counts {
-		if c > 1 {
+	if len(counts) > 0 {
+		dups := make([]string, 0, len(counts))
+		for n, c := range counts {
 			dups = append(dups, fmt.Sprintf("%s (%d samples)", n, c))
 		}
-	}
-	if len(dups) > 0 {
 		sort.Strings(dups)
 		return nil, apierrors.NewInternalError(fmt.Errorf(
 			"%s: metric %s: several samples for one object: %s; aggregate them in metricsQuery, for example avg(...) by (<<.GroupBy>>) (query: %s)",
@@ -172,8 +177,8 @@ func objectValues(vec model.Vector, e customEntry, metric string, names []string
 	return out, nil
 }
 
-func metricValue(ref custom_metrics.ObjectReference, metric string, v objectValue) *custom_metrics.MetricValue {
-	return &custom_metrics.MetricValue{
+func metricValue(ref custom_metrics.ObjectReference, metric string, v objectValue) custom_metrics.MetricValue {
+	return custom_metrics.MetricValue{
 		DescribedObject: ref,
 		Metric:          custom_metrics.MetricIdentifier{Name: metric},
 		Timestamp:       metav1.NewTime(v.at.Time()),

@@ -14,6 +14,7 @@ import (
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/query"
 )
 
@@ -44,14 +45,14 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	items := make([]external_metrics.ExternalMetricValue, 0, len(vec))
 	var bad []string
 	for _, s := range vec {
-		v, err := quantity(float64(s.Value))
+		v, err := quantity(s.Value)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", s.Metric, err))
+			bad = append(bad, fmt.Sprintf("%s: %v", metricString(s.Labels), err))
 			continue
 		}
 		items = append(items, external_metrics.ExternalMetricValue{
 			MetricName:   info.Metric,
-			MetricLabels: sampleLabels(s.Metric),
+			MetricLabels: sampleLabels(s.Labels),
 			Timestamp:    metav1.NewTime(s.Timestamp.Time()),
 			Value:        v,
 		})
@@ -67,12 +68,21 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	return &external_metrics.ExternalMetricValueList{Items: items}, nil
 }
 
-func sampleLabels(m model.Metric) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if k != model.MetricNameLabel {
-			out[string(k)] = string(v)
+func sampleLabels(ls []prom.Label) map[string]string {
+	out := make(map[string]string, len(ls))
+	for _, l := range ls {
+		if l.Name != model.MetricNameLabel {
+			out[l.Name] = l.Value
 		}
 	}
 	return out
+}
+
+// metricString writes labels as Prometheus does, {a="x", b="y"}.
+func metricString(ls []prom.Label) string {
+	m := make(model.Metric, len(ls))
+	for _, l := range ls {
+		m[model.LabelName(l.Name)] = model.LabelValue(l.Value)
+	}
+	return m.String()
 }

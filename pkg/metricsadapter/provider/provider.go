@@ -21,13 +21,14 @@ import (
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/naming"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
 )
 
 // Prometheus is what the provider needs from Prometheus; *prom.Client
 // implements it.
 type Prometheus interface {
 	Series(ctx context.Context, match string, start, end time.Time) ([]model.LabelSet, error)
-	Query(ctx context.Context, query string, ts time.Time) (model.Vector, error)
+	Query(ctx context.Context, query string, ts time.Time) ([]prom.Sample, error)
 }
 
 // ObjectLister lists the names of the objects of a resource that match a

@@ -37,6 +37,7 @@ type Server struct {
 	series  int                  // /api/v1/series calls
 	fail    func() (int, string) // when set, every call answers with this status and error type
 	block   chan struct{}        // when set, calls wait for it (or the client going away)
+	reply   []byte               // when set, every /api/v1/query answers with this body
 }
 
 // New starts a Server, closed when the test ends.
@@ -90,6 +91,14 @@ func (f *Server) Block() {
 	}
 }
 
+// SetQueryReply makes every later /api/v1/query answer with body as it
+// is, so that a benchmark measures its client rather than this server.
+func (f *Server) SetQueryReply(body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reply = body
+}
+
 // SeriesCalls counts /api/v1/series calls.
 func (f *Server) SeriesCalls() int {
 	f.mu.Lock()
@@ -103,7 +112,7 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	block, fail := f.block, f.fail
+	block, fail, reply := f.block, f.fail, f.reply
 	f.mu.Unlock()
 	if block != nil {
 		select {
@@ -132,6 +141,11 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.queries = append(f.queries, q)
 		f.mu.Unlock()
+		if reply != nil {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(reply)
+			return
+		}
 		result := []map[string]any{}
 		for _, s := range f.match(q) {
 			lbls := map[string]string{}
