@@ -1,9 +1,6 @@
 package engine_test
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -12,79 +9,18 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/sim/bound/classes"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
-	"github.com/gpuscale/gpuscale/pkg/sim/trace"
+	"github.com/gpuscale/gpuscale/pkg/sim/trace/tracetest"
 )
 
-// dataDir is ../shared/data from the repository root; benchmarks on traces
-// skip when it is absent.
-func dataDir(tb testing.TB) string {
-	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data")
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("trace data not found (%v); it is looked for in ../shared/data from the repository root", err)
-	}
-	return dir
-}
-
-func open(tb testing.TB, path string) *os.File {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	return f
-}
-
-// alibabaScenario is openb_pod_list_default.csv on node groups made from
-// the trace's own 1,523-node list, submissions compressed by timeScale.
+// alibabaScenario is the Alibaba trace compressed by timeScale, sampled
+// hourly over its recorded 149 days, or every minute when compressed so the
+// peak shows.
 func alibabaScenario(tb testing.TB, timeScale float64) *scenario.Scenario {
-	tb.Helper()
-	dir := filepath.Join(dataDir(tb), "alibaba-gpu-v2023")
-	nf := open(tb, filepath.Join(dir, "openb_node_list_all_node.csv"))
-	groups, err := trace.AlibabaNodeGroups(nf.Name(), nf, trace.DefaultPrices())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pf := open(tb, filepath.Join(dir, "openb_pod_list_default.csv"))
-	workloads, _, err := trace.AlibabaPods(pf.Name(), pf, trace.AlibabaOptions{TimeScale: timeScale})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Hourly samples over the recorded 149 days; compressed runs are
-	// sampled every minute so the peak shows.
 	sample := time.Hour
 	if timeScale > 1 {
 		sample = time.Minute
 	}
-	s := &scenario.Scenario{Name: "alibaba-default", Seed: 1, NodeGroups: groups, Workloads: workloads,
-		SampleInterval: metav1Duration(sample)}
-	s.SetDefaults()
-	if err := s.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
-// azureScenario is the built-in LLM serving scenario driven by the Azure
-// trace's request rate.
-func azureScenario(tb testing.TB) *scenario.Scenario {
-	tb.Helper()
-	f := open(tb, filepath.Join(dataDir(tb), "azure-llm-2023", "AzureLLMInferenceTrace_code.csv"))
-	points, err := trace.AzureLoad(f.Name(), f, trace.AzureOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := scenario.Builtin("azure-llm-serving")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Workloads[0].Deployment.Load.Points = points
-	if last := points[len(points)-1].At.Duration; s.Duration.Duration < last {
-		s.Duration = metav1Duration(last + 15*time.Minute)
-	}
-	return s
+	return tracetest.Alibaba(tb, timeScale, sample)
 }
 
 // runBench times runs of s; with perPod it also reports the cost against the
@@ -160,7 +96,7 @@ func BenchmarkSyntheticDay(b *testing.B) {
 func BenchmarkExpanders(b *testing.B) {
 	for _, expander := range []string{"random", "most-pods", "least-waste", "least-nodes", "price"} {
 		b.Run("alibaba-100x/"+expander, func(b *testing.B) { runBench(b, alibabaScenario(b, 100), expander, true) })
-		b.Run("azure/"+expander, func(b *testing.B) { runBench(b, azureScenario(b), expander, true) })
+		b.Run("azure/"+expander, func(b *testing.B) { runBench(b, tracetest.Azure(b), expander, true) })
 	}
 }
 

@@ -1,81 +1,15 @@
 package classes_test
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/sim/bound"
 	"github.com/gpuscale/gpuscale/pkg/sim/bound/classes"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
-	"github.com/gpuscale/gpuscale/pkg/sim/trace"
+	"github.com/gpuscale/gpuscale/pkg/sim/trace/tracetest"
 )
-
-// dataDir is ../shared/data from the repository root.
-func dataDir(tb testing.TB) string {
-	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "shared", "data")
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("trace data not found (%v); it is looked for in ../shared/data from the repository root", err)
-	}
-	return dir
-}
-
-func open(tb testing.TB, path string) *os.File {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	return f
-}
-
-func alibaba(tb testing.TB, timeScale float64) *scenario.Scenario {
-	tb.Helper()
-	dir := filepath.Join(dataDir(tb), "alibaba-gpu-v2023")
-	nf := open(tb, filepath.Join(dir, "openb_node_list_all_node.csv"))
-	groups, err := trace.AlibabaNodeGroups(nf.Name(), nf, trace.DefaultPrices())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pf := open(tb, filepath.Join(dir, "openb_pod_list_default.csv"))
-	workloads, _, err := trace.AlibabaPods(pf.Name(), pf, trace.AlibabaOptions{TimeScale: timeScale})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := &scenario.Scenario{Name: "alibaba-default", Seed: 1, NodeGroups: groups, Workloads: workloads,
-		SampleInterval: metav1.Duration{Duration: time.Hour}}
-	s.SetDefaults()
-	if err := s.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
-func azure(tb testing.TB) *scenario.Scenario {
-	tb.Helper()
-	f := open(tb, filepath.Join(dataDir(tb), "azure-llm-2023", "AzureLLMInferenceTrace_code.csv"))
-	points, err := trace.AzureLoad(f.Name(), f, trace.AzureOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := scenario.Builtin("azure-llm-serving")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Workloads[0].Deployment.Load.Points = points
-	if last := points[len(points)-1].At.Duration; s.Duration.Duration < last {
-		s.Duration = metav1.Duration{Duration: last + 15*time.Minute}
-	}
-	return s
-}
 
 // TestTracesBound runs both traces with the price expander (Alibaba's
 // default pod list 100 times denser) and checks that the per-pod bound is
@@ -87,7 +21,7 @@ func TestTracesBound(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		sc   func(testing.TB) *scenario.Scenario
-	}{{"alibaba-100x", func(tb testing.TB) *scenario.Scenario { return alibaba(tb, 100) }}, {"azure", azure}} {
+	}{{"alibaba-100x", func(tb testing.TB) *scenario.Scenario { return tracetest.Alibaba(tb, 100, time.Hour) }}, {"azure", tracetest.Azure}} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := c.sc(t)
 			o := engine.OptionsFor(sc)
@@ -124,7 +58,7 @@ func TestTracesBound(t *testing.T) {
 // BenchmarkAlibabaBound times the per-pod bound of the Alibaba default pod
 // list, 100 times denser, after one run with the price expander.
 func BenchmarkAlibabaBound(b *testing.B) {
-	sc := alibaba(b, 100)
+	sc := tracetest.Alibaba(b, 100, time.Hour)
 	o := engine.OptionsFor(sc)
 	o.Autoscaler.ScaleUp.Expander = "price"
 	res, err := engine.Run(o)
