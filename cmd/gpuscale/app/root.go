@@ -1,5 +1,6 @@
 // Package app is the gpuscale command line: the root command, `version`,
-// and `cluster-autoscaler`, whose flags keep the upstream Cluster
+// `metrics-adapter`, `dcgm-sim`, `simulate`, `explain`, `demo`, and
+// `cluster-autoscaler`, whose flags keep the upstream Cluster
 // Autoscaler's names and defaults (ClusterAutoscalerFlags) and map onto the
 // decision core's options (ClusterAutoscalerConfig.Options) and the live
 // shell's (ClusterAutoscalerConfig.Shell).
@@ -26,7 +27,13 @@ pools, kwok for local clusters) for pending pods and idle nodes, with GPUs
 understood throughout: nodes whose device plugin has not advertised their
 GPUs yet, scale from zero with GPU templates, GPU nodes judged by GPU
 requests. It keeps the Cluster Autoscaler's flag names, so existing
-deployments carry over.`,
+deployments carry over.
+
+It also serves GPU metrics from Prometheus to the HorizontalPodAutoscaler
+(metrics-adapter, reading prometheus-adapter's rules), simulates a cluster
+and its autoscalers in virtual time on scenarios and real traces (simulate),
+explains why something did or did not scale (explain), and plays the whole
+GPU autoscaling walkthrough on a local control plane (demo).`,
 		Version:       versionString(),
 		SilenceUsage:  true, // a bad flag value is explained by its error; usage would bury it
 		SilenceErrors: true, // main prints the error once
