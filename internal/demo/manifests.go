@@ -73,26 +73,6 @@ spec:
         averageValue: 30
 `
 
-// adapterValues is the guide's prometheus-adapter values file with its
-// rules unchanged; only the Prometheus address is the local one.
-const adapterValues = `prometheus:
-  url: http://127.0.0.1
-  port: %d
-rules:
-  custom:
-  - seriesQuery: 'DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",exported_pod!=""}'
-    resources:
-      overrides:
-        exported_namespace:
-          resource: namespace
-        exported_pod:
-          resource: pod
-    name:
-      matches: "^(.*)$"
-      as: "gpu_utilization"
-    metricsQuery: 'avg(DCGM_FI_DEV_GPU_UTIL{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-`
-
 // kwokConfig is the node autoscaler's kwok provider configuration: one GPU
 // group, min 1, max 2 (Options.MaxGPUNodes), whose nodes look like EKS
 // g5.xlarge nodes.
@@ -126,10 +106,6 @@ func seedHPA() (*autoscalingv2.HorizontalPodAutoscaler, error) {
 		return nil, fmt.Errorf("demo: the gpu-hpa-test HPA: %w", err)
 	}
 	return h, nil
-}
-
-func renderAdapterValues(prometheusPort int) string {
-	return fmt.Sprintf(adapterValues, prometheusPort)
 }
 
 func renderKwokConfig(provisioning, devicePlugin time.Duration, maxNodes int) string {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/gpuscale/gpuscale/examples"
 	"github.com/gpuscale/gpuscale/internal/localcluster"
 )
 
@@ -100,11 +101,9 @@ func (s *stack) startDCGMSim(ctx context.Context, binDir string) error {
 func (s *stack) startAdapter(ctx context.Context, _ string) error {
 	s.p.heading("Starting the metrics adapter (the GPU guide's prometheus-adapter rules, unchanged)")
 	config := filepath.Join(s.dir, "adapter-values.yaml")
-	var promPort int
-	if _, err := fmt.Sscanf(s.prom.URL, "http://127.0.0.1:%d", &promPort); err != nil {
-		return fmt.Errorf("demo: Prometheus URL %q: %w", s.prom.URL, err)
-	}
-	if err := os.WriteFile(config, []byte(renderAdapterValues(promPort)), 0o644); err != nil {
+	// The guide's values, verbatim; --prometheus-url points the adapter at
+	// the local Prometheus instead of the values' in-cluster address.
+	if err := os.WriteFile(config, []byte(examples.GPUUtilizationAdapterValues), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	kc := s.cluster.Kubeconfig

@@ -22,29 +22,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/gpuscale/gpuscale/examples"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/internal/promtest"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
-
-// seedValues is the seed walkthrough's adapter values file, verbatim.
-const seedValues = `prometheus:
-  url: http://prometheus-kube-prometheus-prometheus.monitoring.svc
-  port: 9090
-rules:
-  custom:
-  - seriesQuery: 'DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",exported_pod!=""}'
-    resources:
-      overrides:
-        exported_namespace:
-          resource: namespace
-        exported_pod:
-          resource: pod
-    name:
-      matches: "^(.*)$"
-      as: "gpu_utilization"
-    metricsQuery: 'avg(DCGM_FI_DEV_GPU_UTIL{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-`
 
 // TestAdapterOnLocalControlPlane runs the adapter as the demo and the
 // end-to-end tests do (outside the cluster, registered through an
@@ -60,7 +42,7 @@ func TestAdapterOnLocalControlPlane(t *testing.T) {
 	prom := promtest.New(t) // no series yet: the metric appears after the adapter starts
 	dir := t.TempDir()
 	configFile := filepath.Join(dir, "adapter-values.yaml")
-	if err := os.WriteFile(configFile, []byte(seedValues), 0o600); err != nil {
+	if err := os.WriteFile(configFile, []byte(examples.GPUUtilizationAdapterValues), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)

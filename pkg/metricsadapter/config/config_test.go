@@ -6,26 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-// seedValues is the seed walkthrough's adapter values file, verbatim.
-const seedValues = `prometheus:
-  url: http://prometheus-kube-prometheus-prometheus.monitoring.svc
-  port: 9090
-rules:
-  custom:
-  - seriesQuery: 'DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",exported_pod!=""}'
-    resources:
-      overrides:
-        exported_namespace:
-          resource: namespace
-        exported_pod:
-          resource: pod
-    name:
-      matches: "^(.*)$"
-      as: "gpu_utilization"
-    metricsQuery: 'avg(DCGM_FI_DEV_GPU_UTIL{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-`
+	"github.com/gpuscale/gpuscale/examples"
+)
 
 // seedRule is the same rule in prometheus-adapter's own config file form.
 const seedRules = `rules:
@@ -55,7 +38,7 @@ func wantSeedRule() Rule {
 }
 
 func TestParseSeedHelmValues(t *testing.T) {
-	cfg, err := Parse([]byte(seedValues))
+	cfg, err := Parse([]byte(examples.GPUUtilizationAdapterValues))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -218,7 +201,7 @@ func TestParseErrorsNameRuleAndField(t *testing.T) {
 func TestLoadNamesFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "adapter.yaml")
-	if err := os.WriteFile(path, []byte(seedValues), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(examples.GPUUtilizationAdapterValues), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path)

@@ -34,7 +34,7 @@ const benchPods = 1000
 //	go test -run '^$' -bench AdapterPods -benchtime 2000x ./test/e2e/hpa/
 func BenchmarkAdapterPods(b *testing.B) {
 	e := newEnv(b, envOptions{GPUNodes: 10, GPUsPerNode: benchPods / 10, ScrapeInterval: 5 * time.Second})
-	port := e.startAdapter(b, "testdata/adapter-values.yaml")
+	port := e.startAdapter(b, "../../../examples/metrics-adapter/gpu-utilization-values.yaml")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

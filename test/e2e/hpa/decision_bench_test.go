@@ -34,7 +34,7 @@ func BenchmarkLoadChangeToDecision(b *testing.B) {
 		GPUNodes: 2, GPUsPerNode: 1, ScrapeInterval: scrapeInterval,
 		ControllerManagerArgs: []string{"--horizontal-pod-autoscaler-downscale-stabilization=0s"},
 	})
-	e.startAdapter(b, "testdata/adapter-values.yaml")
+	e.startAdapter(b, "../../../examples/metrics-adapter/gpu-utilization-values.yaml")
 
 	ctx := context.Background()
 	dep, hpa := walkthroughObjects(b, metav1.NamespaceDefault, "gpu-hpa-test")

@@ -40,7 +40,7 @@ func TestGPUHPAWalkthrough(t *testing.T) {
 
 	// The adapter starts before any GPU pod exists: no series match its rule
 	// yet, so everything it serves below is found without a relist.
-	e.startAdapter(t, "testdata/adapter-values.yaml")
+	e.startAdapter(t, "../../../examples/metrics-adapter/gpu-utilization-values.yaml")
 
 	dep, hpa := walkthroughObjects(t, metav1.NamespaceDefault, "gpu-hpa-test")
 	createDeployment(ctx, t, e, dep)
