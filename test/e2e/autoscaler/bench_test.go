@@ -39,7 +39,7 @@ nodeGroups:
 		o := fastOptions()
 		o.Address = "127.0.0.1:18085"
 		o.Autoscaler.ScaleDown.UnneededTime = 10 * time.Minute
-		r := startAutoscalerB(b, c, cfg, o)
+		r := c.StartAutoscaler(b, cfg, o)
 		ctx := context.Background()
 		start := time.Now()
 		if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("load", 1000, 0, "1500m"), metav1.CreateOptions{}); err != nil {
@@ -60,7 +60,7 @@ nodeGroups:
 			b.ReportMetric(sum/count*1000, "ms/loop")
 			b.ReportMetric(count, "loops")
 		}
-		r.stop()
+		r.Stop()
 		c.Stop(b)
 	}
 }

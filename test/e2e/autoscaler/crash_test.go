@@ -73,7 +73,7 @@ func TestKilledMidDrain(t *testing.T) {
 	// not start the same removal again while the test looks.
 	restarted := fastOptions()
 	restarted.Autoscaler.ScaleDownEnabled = false
-	startAutoscaler(t, c, kwokConfig(t, 0), restarted)
+	c.StartAutoscaler(t, kwokConfig(t, 0), restarted)
 	eventually(t, 30*time.Second, "the restarted autoscaler to remove the stranded taint", func() bool {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, "draining", metav1.GetOptions{})
 		return err != nil || !hasTaint(n, scaledown.TaintToBeDeleted)

@@ -100,7 +100,7 @@ func TestDrainRulesKeepNodes(t *testing.T) {
 		return err == nil && p.Status.ExpectedPods == 1 && p.Status.DisruptionsAllowed == 0 &&
 			runningPods(t, c.Client, "precious") == 1 && runningPods(t, c.Client, "movable") == 1
 	})
-	startAutoscaler(t, c, kwokConfig(t, 0), fastOptions())
+	c.StartAutoscaler(t, kwokConfig(t, 0), fastOptions())
 	exists := func(name string) bool {
 		_, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		return err == nil

@@ -21,7 +21,7 @@ func TestGPUScaleUpAndDown(t *testing.T) {
 	}{{"device plugin ready at once", 0}, {"device plugin 20s late", 20 * time.Second}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cluster.Start(t, cluster.Options{})
-			startAutoscaler(t, c, kwokConfig(t, tc.delay), fastOptions())
+			c.StartAutoscaler(t, kwokConfig(t, tc.delay), fastOptions())
 			ctx := context.Background()
 			if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("gpu-hpa-test", 1, 1, "500m"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)

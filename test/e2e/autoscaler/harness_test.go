@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +21,6 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
 	"github.com/gpuscale/gpuscale/pkg/controller"
-	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
 const ns = "kube-system"
@@ -73,46 +71,6 @@ func fastOptions() controller.Options {
 	o.MaxPodEvictionTime = 20 * time.Second
 	o.Logger = slog.New(slog.NewTextHandler(logSink(), nil))
 	return o
-}
-
-// running is a controller started in the test process.
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-}
-
-func startAutoscaler(t *testing.T, c *cluster.Cluster, cfg *kwok.Config, o controller.Options) *running {
-	return startAutoscalerB(t, c, cfg, o)
-}
-
-func startAutoscalerB(t testing.TB, c *cluster.Cluster, cfg *kwok.Config, o controller.Options) *running {
-	t.Helper()
-	p, err := kwok.New(kwok.Options{Client: c.Client, Config: cfg, Namespace: ns, Logger: o.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(c.Client, p, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- ctrl.Run(ctx) }()
-	t.Cleanup(r.stop)
-	return r
-}
-
-// stop cancels the controller and waits for it (a kill would not wait; the
-// crash tests stop a controller mid-work and start another).
-func (r *running) stop() {
-	r.once.Do(func() {
-		r.cancel()
-		select {
-		case <-r.done:
-		case <-time.After(30 * time.Second):
-		}
-	})
 }
 
 func deployment(name string, replicas int32, gpus int64, cpu string) *appsv1.Deployment {

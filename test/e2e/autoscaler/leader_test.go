@@ -15,14 +15,14 @@ import (
 func TestLeaderElection(t *testing.T) {
 	c := cluster.Start(t, cluster.Options{})
 	ctx := context.Background()
-	replica := func(id string) *running {
+	replica := func(id string) *cluster.Autoscaler {
 		o := fastOptions()
 		o.LeaderElection.Enabled = true
 		o.LeaderElection.Identity = id
 		o.LeaderElection.LeaseDuration = 4 * time.Second
 		o.LeaderElection.RenewDeadline = 3 * time.Second
 		o.LeaderElection.RetryPeriod = 500 * time.Millisecond
-		return startAutoscaler(t, c, kwokConfig(t, 0), o)
+		return c.StartAutoscaler(t, kwokConfig(t, 0), o)
 	}
 	holder := func() string {
 		l, err := c.Client.CoordinationV1().Leases(ns).Get(ctx, "cluster-autoscaler", metav1.GetOptions{})
@@ -44,7 +44,7 @@ func TestLeaderElection(t *testing.T) {
 		t.Fatalf("lease holder %q, want replica-a", holder())
 	}
 
-	a.stop()
+	a.Stop()
 	eventually(t, 10*time.Second, "replica-b to take over", func() bool { return holder() == "replica-b" })
 	c.ScaleDeployment(t, "default", "gpu-hpa-test", 2)
 	eventually(t, 60*time.Second, "the second GPU pod to run", func() bool { return runningPods(t, c.Client, "gpu-hpa-test") == 2 })

@@ -68,24 +68,7 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 		sink = os.Stderr
 	}
 	o.Logger = slog.New(slog.NewTextHandler(sink, nil))
-	p, err := kwok.New(kwok.Options{Client: c.Client, Config: cfg, Namespace: ns, Logger: o.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := controller.New(c.Client, p, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-		}
-	})
+	c.StartAutoscaler(t, cfg, o)
 }
 
 // cpuNode registers a node of the kwok "cpu" group.
