@@ -9,11 +9,9 @@ import (
 	"syscall"
 
 	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
-	"github.com/gpuscale/gpuscale/internal/run"
 )
 
 func main() {
-	app.RunClusterAutoscaler = run.ClusterAutoscaler
 	// SIGTERM is how Kubernetes stops the pod: cancel the context so the
 	// controller can release its lease and finish in-flight work.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

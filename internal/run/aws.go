@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	awsprovider "github.com/gpuscale/gpuscale/pkg/cloudprovider/aws"
 )
@@ -22,7 +21,7 @@ import (
 // Identity or IRSA web identity, instance role), the region falling back
 // to the instance metadata service, --cloud-config overriding it, and the
 // SDK's standard retryer on both clients.
-func newAWSProvider(ctx context.Context, shell app.ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
+func newAWSProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
 	cc, err := awsprovider.LoadConfig(shell.CloudConfig)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
-// Package run wires the command line to the live controller: it builds the
-// Kubernetes client, the cloud provider and the controller from validated
-// flags.
+// Package run wires the command line to the live controller: it owns
+// `gpuscale cluster-autoscaler`'s options (the decision flags every shell
+// shares, and the live shell's own) and builds the Kubernetes client, the
+// cloud provider and the controller from them.
 package run
 
 import (
@@ -13,24 +14,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
+	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
 	"github.com/gpuscale/gpuscale/pkg/controller"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 )
 
-// ClusterAutoscaler runs `gpuscale cluster-autoscaler` until ctx ends.
-func ClusterAutoscaler(ctx context.Context, cfg *app.ClusterAutoscalerConfig) error {
-	auto, err := cfg.Options()
-	if err != nil {
-		return err
-	}
-	shell, err := cfg.Shell()
-	if err != nil {
-		return err
-	}
-	restCfg, err := app.RESTConfig(shell.Kubeconfig)
+// ClusterAutoscaler runs `gpuscale cluster-autoscaler` with validated
+// options until ctx ends.
+func ClusterAutoscaler(ctx context.Context, o *ClusterAutoscalerOptions) error {
+	shell, decision := o.Shell, o.Decision.Decision
+	auto := decision.Autoscaler
+	restCfg, err := kubeconfig.RESTConfig(shell.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -52,26 +48,14 @@ func ClusterAutoscaler(ctx context.Context, cfg *app.ClusterAutoscalerConfig) er
 	if err != nil {
 		return err
 	}
-	o := controller.DefaultOptions()
-	o.Autoscaler = auto
-	o.ScanInterval = shell.ScanInterval
-	o.Namespace = shell.Namespace
-	o.StatusConfigMapName = shell.StatusConfigMapName
-	o.WriteStatusConfigMap = shell.WriteStatusConfigMap
-	o.MaxPodEvictionTime = shell.MaxPodEvictionTime
-	o.Address = shell.Address
-	le := shell.LeaderElection
-	o.LeaderElection = controller.LeaderElection{Enabled: le.Enabled, Namespace: le.Namespace, Name: le.Name,
-		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod}
-	o.Logger = logger
-	c, err := controller.New(client, cp, o)
+	c, err := controller.New(client, cp, controllerOptions(shell, decision.ScanInterval, auto, logger))
 	if err != nil {
 		return err
 	}
 	return c.Run(ctx)
 }
 
-func newCloudProvider(ctx context.Context, client kubernetes.Interface, shell app.ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
+func newCloudProvider(ctx context.Context, client kubernetes.Interface, shell ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
 	switch shell.CloudProvider {
 	case kwok.ProviderName:
 		cfg, err := kwok.LoadConfig(ctx, client, shell.Namespace, shell.CloudConfig)

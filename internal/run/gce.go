@@ -10,7 +10,6 @@ import (
 	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/option"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/gce"
 )
@@ -20,7 +19,7 @@ import (
 // Credentials (Workload Identity on GKE) for the API. Auto-discovery needs
 // a project and zones; those the file leaves out come from the metadata
 // server: the project, and the zones of the region the autoscaler runs in.
-func newGCEProvider(ctx context.Context, shell app.ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
+func newGCEProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger) (cloudprovider.CloudProvider, error) {
 	cfg, err := gce.LoadConfig(shell.CloudConfig)
 	if err != nil {
 		return nil, err

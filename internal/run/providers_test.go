@@ -16,7 +16,6 @@ import (
 
 	"cloud.google.com/go/compute/metadata"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 )
 
 // awsEnv isolates the SDK's default chain from the machine: static
@@ -116,7 +115,7 @@ func TestNewAWSProviderUsesCloudConfigEndpointsAndRegion(t *testing.T) {
 	ec2, ec2URL := newQueryServer(t, map[string]string{"DescribeLaunchTemplateVersions": ltResponse})
 	cc := writeFile(t, "aws.yaml", "region: eu-west-1\nautoScalingEndpoint: "+asURL+"\nec2Endpoint: "+ec2URL+
 		"\nprices: {g5.xlarge: 9.5}\n")
-	shell := app.ShellOptions{CloudConfig: cc, NodeGroups: []app.NodeGroupSpec{{Min: 0, Max: 4, Name: "gpu-asg"}}}
+	shell := ShellOptions{CloudConfig: cc, NodeGroups: []NodeGroupSpec{{Min: 0, Max: 4, Name: "gpu-asg"}}}
 
 	cp, err := newAWSProvider(context.Background(), shell, quietLogger())
 	if err != nil {
@@ -176,7 +175,7 @@ func TestNewAWSProviderRegionFromInstanceMetadata(t *testing.T) {
 	as, asURL := newQueryServer(t, map[string]string{"DescribeAutoScalingGroups": asgResponse})
 	_, ec2URL := newQueryServer(t, map[string]string{"DescribeLaunchTemplateVersions": ltResponse})
 	cc := writeFile(t, "aws.yaml", "autoScalingEndpoint: "+asURL+"\nec2Endpoint: "+ec2URL+"\n")
-	shell := app.ShellOptions{CloudConfig: cc, NodeGroups: []app.NodeGroupSpec{{Min: 0, Max: 4, Name: "gpu-asg"}}}
+	shell := ShellOptions{CloudConfig: cc, NodeGroups: []NodeGroupSpec{{Min: 0, Max: 4, Name: "gpu-asg"}}}
 
 	cp, err := newAWSProvider(context.Background(), shell, quietLogger())
 	if err != nil {
@@ -200,14 +199,14 @@ func TestNewAWSProviderErrorsNameTheFlag(t *testing.T) {
 	cases := []struct {
 		name   string
 		config string // file contents; "-" for a missing file
-		groups []app.NodeGroupSpec
+		groups []NodeGroupSpec
 		want   []string
 	}{
 		{name: "missing file", config: "-", want: []string{"--cloud-config", "aws.yaml"}},
 		{name: "unknown field", config: "regoin: eu-west-1\n", want: []string{"--cloud-config", "regoin"}},
 		{name: "bad refresh interval", config: "region: eu-west-1\nrefreshInterval: soon\n", want: []string{"--cloud-config", "refreshInterval", "soon"}},
 		{name: "no region", config: "prices: {g5.xlarge: 1}\n", want: []string{"--cloud-provider=aws", "region"}},
-		{name: "no groups", config: "region: eu-west-1\n", groups: []app.NodeGroupSpec{}, want: []string{"--nodes", "--node-group-auto-discovery"}},
+		{name: "no groups", config: "region: eu-west-1\n", groups: []NodeGroupSpec{}, want: []string{"--nodes", "--node-group-auto-discovery"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,9 +217,9 @@ func TestNewAWSProviderErrorsNameTheFlag(t *testing.T) {
 			}
 			groups := tc.groups
 			if groups == nil {
-				groups = []app.NodeGroupSpec{{Min: 0, Max: 2, Name: "gpu-asg"}}
+				groups = []NodeGroupSpec{{Min: 0, Max: 2, Name: "gpu-asg"}}
 			}
-			_, err := newAWSProvider(context.Background(), app.ShellOptions{CloudConfig: path, NodeGroups: groups}, quietLogger())
+			_, err := newAWSProvider(context.Background(), ShellOptions{CloudConfig: path, NodeGroups: groups}, quietLogger())
 			if err == nil {
 				t.Fatal("newAWSProvider succeeded, want an error")
 			}
@@ -276,7 +275,7 @@ func TestNewGCEProviderStaticGroupsNeedNoMetadata(t *testing.T) {
 	host, requested := metadataServer(t, nil)
 	gceEnv(t, host)
 	cc := writeFile(t, "gce.yaml", "refreshInterval: 45s\n")
-	shell := app.ShellOptions{CloudConfig: cc, NodeGroups: []app.NodeGroupSpec{{Min: 0, Max: 3,
+	shell := ShellOptions{CloudConfig: cc, NodeGroups: []NodeGroupSpec{{Min: 0, Max: 3,
 		Name: "https://www.googleapis.com/compute/v1/projects/proj-one/zones/us-central1-a/instanceGroups/gpu-mig"}}}
 	cp, err := newGCEProvider(context.Background(), shell, quietLogger())
 	if err != nil {
@@ -294,7 +293,7 @@ func TestNewGCEProviderProjectFromMetadata(t *testing.T) {
 	host, requested := metadataServer(t, map[string]string{"project/project-id": "meta-project"})
 	gceEnv(t, host)
 	cc := writeFile(t, "gce.yaml", "zones: [us-central1-a]\n")
-	shell := app.ShellOptions{CloudConfig: cc, AutoDiscovery: []app.AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MinSize: 0, MaxSize: 4}}}
+	shell := ShellOptions{CloudConfig: cc, AutoDiscovery: []AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MinSize: 0, MaxSize: 4}}}
 	if _, err := newGCEProvider(context.Background(), shell, quietLogger()); err != nil {
 		t.Fatalf("newGCEProvider: %v", err)
 	}
@@ -305,13 +304,13 @@ func TestNewGCEProviderProjectFromMetadata(t *testing.T) {
 }
 
 func TestNewGCEProviderErrorsNameTheFlag(t *testing.T) {
-	mig := []app.NodeGroupSpec{{Min: 0, Max: 3, Name: "https://www.googleapis.com/compute/v1/projects/proj-one/zones/us-central1-a/instanceGroups/gpu-mig"}}
-	discover := []app.AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MaxSize: 4}}
+	mig := []NodeGroupSpec{{Min: 0, Max: 3, Name: "https://www.googleapis.com/compute/v1/projects/proj-one/zones/us-central1-a/instanceGroups/gpu-mig"}}
+	discover := []AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MaxSize: 4}}
 	cases := []struct {
 		name     string
 		config   string
-		groups   []app.NodeGroupSpec
-		discover []app.AutoDiscoverySpec
+		groups   []NodeGroupSpec
+		discover []AutoDiscoverySpec
 		want     []string
 	}{
 		{name: "missing file", config: "-", groups: mig, want: []string{"--cloud-config", "gce.yaml"}},
@@ -328,7 +327,7 @@ func TestNewGCEProviderErrorsNameTheFlag(t *testing.T) {
 			if tc.config != "-" {
 				path = writeFile(t, "gce.yaml", tc.config)
 			}
-			shell := app.ShellOptions{CloudConfig: path, NodeGroups: tc.groups, AutoDiscovery: tc.discover}
+			shell := ShellOptions{CloudConfig: path, NodeGroups: tc.groups, AutoDiscovery: tc.discover}
 			_, err := newGCEProvider(context.Background(), shell, quietLogger())
 			if err == nil {
 				t.Fatal("newGCEProvider succeeded, want an error")
@@ -349,13 +348,13 @@ func TestNewGCEProviderOffGCENamesWhatIsMissing(t *testing.T) {
 	if metadata.OnGCEWithContext(ctx) {
 		t.Skip("a metadata server answers here: this test needs a machine off GCE")
 	}
-	discover := []app.AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MaxSize: 4}}
+	discover := []AutoDiscoverySpec{{Kind: "mig", NamePrefix: "gpu-", MaxSize: 4}}
 	for config, want := range map[string]string{
 		"project: proj-one\n":      "--node-group-auto-discovery=mig: set zones in --cloud-config",
 		"zones: [us-central1-a]\n": "--node-group-auto-discovery=mig: set project in --cloud-config",
 		"clusterName: prod\n":      "--node-group-auto-discovery=mig: set project and zones in --cloud-config",
 	} {
-		shell := app.ShellOptions{CloudConfig: writeFile(t, "gce.yaml", config), AutoDiscovery: discover}
+		shell := ShellOptions{CloudConfig: writeFile(t, "gce.yaml", config), AutoDiscovery: discover}
 		_, err := newGCEProvider(ctx, shell, quietLogger())
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("config %q: error %v, want %q", config, err, want)

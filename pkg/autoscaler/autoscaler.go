@@ -1,7 +1,11 @@
-// Package autoscaler is the node autoscaler's single loop: one call takes the
-// cluster snapshot, the pending pods and the time, and returns the scale-up
-// and scale-down actions together. It does no I/O; the live, kwok and
-// simulator shells gather the inputs and carry out the plan.
+// Package autoscaler is the node autoscaler's loop as a pure step, in the
+// manner of etcd's raft Ready/Advance: Step takes the cluster snapshot, the
+// pending pods, the time and the outcomes of earlier actions, and returns
+// the actions to carry out, when the next decision can differ, and a
+// structured status. It does no I/O and keeps its state to itself; the
+// live, kwok and simulator shells gather the inputs, carry the actions out
+// through one actuator interface (package actuation) and hand back what
+// became of them.
 package autoscaler
 
 import (
@@ -18,6 +22,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Options carry every decision option with the upstream defaults
@@ -33,6 +38,13 @@ type Options struct {
 	Limits limits.Limits
 	// ExpendablePodsPriorityCutoff (--expendable-pods-priority-cutoff, -10).
 	ExpendablePodsPriorityCutoff int32
+	// OkTotalUnreadyCount and MaxTotalUnreadyPercentage are the health
+	// brake: when more than OkTotalUnreadyCount nodes and more than
+	// MaxTotalUnreadyPercentage percent of all nodes are unready, the loop
+	// neither scales up nor down (--ok-total-unready-count 3,
+	// --max-total-unready-percentage 45).
+	OkTotalUnreadyCount       int
+	MaxTotalUnreadyPercentage float64
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -44,11 +56,25 @@ func DefaultOptions() Options {
 		ScaleDownEnabled:             true,
 		Limits:                       limits.Default(),
 		ExpendablePodsPriorityCutoff: -10,
+		OkTotalUnreadyCount:          3,
+		MaxTotalUnreadyPercentage:    45,
 	}
 }
 
+// Validate names the first option that cannot work.
+func (o Options) Validate() error {
+	switch {
+	case o.OkTotalUnreadyCount < 0:
+		return fmt.Errorf("--ok-total-unready-count: must not be negative, got %d", o.OkTotalUnreadyCount)
+	case !(o.MaxTotalUnreadyPercentage >= 0 && o.MaxTotalUnreadyPercentage <= 100):
+		return fmt.Errorf("--max-total-unready-percentage: must be from 0 to 100, got %g", o.MaxTotalUnreadyPercentage)
+	}
+	return nil
+}
+
 // Autoscaler holds what lives from one loop to the next: the node-group
-// state, the unneeded-node clocks and the expanders' random source.
+// state, the unneeded-node clocks and the expanders' random source. Only
+// Step changes it.
 type Autoscaler struct {
 	opts  Options
 	state *clusterstate.State
@@ -58,6 +84,9 @@ type Autoscaler struct {
 
 // New validates opts and builds both planners.
 func New(opts Options) (*Autoscaler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	opts.ScaleUp.Limits, opts.ScaleDown.Limits = opts.Limits, opts.Limits
 	opts.ScaleUp.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
 	opts.ScaleDown.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
@@ -72,8 +101,8 @@ func New(opts Options) (*Autoscaler, error) {
 	return &Autoscaler{opts: opts, state: clusterstate.New(opts.ClusterState), up: up, down: down}, nil
 }
 
-// State is the node-group state; the shell records what it carried out.
-func (a *Autoscaler) State() *clusterstate.State { return a.state }
+// Options returns the options the autoscaler runs with.
+func (a *Autoscaler) Options() Options { return a.opts }
 
 // SetPriorities gives the priority expander a new configuration, read
 // again by the shell when its ConfigMap changes.
@@ -85,7 +114,8 @@ func (a *Autoscaler) SetPriorities(p *expander.Priorities) error {
 	return nil
 }
 
-// Input is one loop's view of the cluster.
+// Input is one loop's view of the cluster and what happened since the
+// last one.
 type Input struct {
 	Now      time.Time
 	Snapshot *snapshot.Snapshot
@@ -93,55 +123,116 @@ type Input struct {
 	Pending    []*v1.Pod
 	DaemonSets []*appsv1.DaemonSet
 	PDBs       []*policyv1.PodDisruptionBudget
-	// Deleting are node removals the actuator has in flight.
-	Deleting []scaledown.Deletion
+	// Outcomes are what became of earlier actions, in the order they
+	// happened.
+	Outcomes []Outcome
 }
 
-// Plan is both halves' decisions.
+// Plan is one loop's decisions.
 type Plan struct {
-	ScaleUp   scaleup.Plan
-	ScaleDown scaledown.Plan
-	// ScaleDownSkipped says why scale-down did not run this loop ("" if it did).
-	ScaleDownSkipped string
+	// Actions to carry out, in order: target decreases and deletions of
+	// instances that never joined, scale-ups, soft taints, removals.
+	Actions []Action
+	// NextDecisionAt is the earliest time at which a loop on the same
+	// inputs could decide differently (an unneeded node's wait, a
+	// cooldown, a backoff or a provisioning timeout ending); zero when no
+	// timer is pending. Any change of input may bring it forward.
+	NextDecisionAt time.Time
+	// Status is the loop's account, for the status ConfigMap, events,
+	// metrics and explain.
+	Status status.Status
 }
 
-// RunOnce decides one loop. Provisioning timeouts are settled first (they
-// back groups off and shrink their targets), then scale-up plans; scale-down
-// runs only when this loop grows nothing, on a view where the pending pods
-// that fit on existing nodes already take their room. The snapshot is
-// unchanged afterwards.
-func (a *Autoscaler) RunOnce(in Input) (Plan, error) {
-	var plan Plan
-	shrinks := a.state.Update(in.Snapshot, in.Now)
-	up, err := a.up.Plan(scaleup.Input{Now: in.Now, Snapshot: in.Snapshot, Pending: in.Pending,
-		DaemonSets: in.DaemonSets, State: a.state, Shrinks: shrinks})
-	if err != nil {
-		return plan, fmt.Errorf("scale-up: %w", err)
-	}
-	plan.ScaleUp = up
-	switch {
-	case !a.opts.ScaleDownEnabled:
-		plan.ScaleDownSkipped = "scale-down is disabled (--scale-down-enabled=false)"
-	case len(up.ScaleUps) > 0:
-		plan.ScaleDownSkipped = "this loop scales up"
-	default:
-		down, err := a.scaleDown(in, up)
-		if err != nil {
-			return plan, fmt.Errorf("scale-down: %w", err)
+// Step decides one loop. Outcomes are applied first; then the scale-ups
+// in flight are reconciled with what registered (timeouts back groups off
+// and give back targets, instances that never joined are deleted); then,
+// unless the cluster is too unhealthy, scale-up plans, and scale-down runs
+// when this loop grows nothing, on a view where the pending pods that fit
+// existing nodes already take their room. The snapshot is unchanged
+// afterwards.
+func (a *Autoscaler) Step(in Input) (Plan, error) {
+	s := in.Snapshot
+	s.Fork()
+	defer func() { _ = s.Revert() }()
+	var acts []Action
+	for _, d := range a.applyOutcomes(in.Outcomes) {
+		if err := lowerTarget(s, d.Group, d.Delta); err != nil {
+			return Plan{}, err
 		}
-		plan.ScaleDown = down
+		acts = append(acts, d)
 	}
-	return plan, nil
+	rec := a.state.Update(s, in.Now)
+	l := loop{Autoscaler: a, in: in}
+	l.classifyNodes(s)
+	l.health = l.healthOf()
+	if l.health.Safe {
+		fixes, err := reconcileActions(s, rec)
+		if err != nil {
+			return Plan{}, err
+		}
+		acts = append(acts, fixes...)
+		if err := l.plan(); err != nil {
+			return Plan{}, err
+		}
+		acts = append(acts, l.actions()...)
+	} else {
+		l.downSkipped, l.downSkippedMessage = skipUnhealthy, l.health.Message
+		l.pendingUnsafe()
+	}
+	return Plan{Actions: acts, NextDecisionAt: l.nextDecision(), Status: l.status()}, nil
+}
+
+// loop is the working state of one Step.
+type loop struct {
+	*Autoscaler
+	in Input
+	// nodes are the snapshot's nodes and readiness their states, as the
+	// loop began.
+	nodes     []*snapshot.NodeInfo
+	readiness []clusterstate.NodeState
+	health    status.Health
+	upPlan    scaleup.Plan
+	downPlan  scaledown.Plan
+	// downSkipped is a stable code when scale-down did not run.
+	downSkipped, downSkippedMessage string
+}
+
+// Codes of Status.Cluster.ScaleDown.Skipped.
+const (
+	skipDisabled  = "ScaleDownDisabled"
+	skipScaleUp   = "ScaleUpInThisLoop"
+	skipUnhealthy = "ClusterUnhealthy"
+)
+
+// plan runs both halves on the (forked) snapshot.
+func (l *loop) plan() error {
+	up, err := l.up.Plan(scaleup.Input{Now: l.in.Now, Snapshot: l.in.Snapshot, Pending: l.in.Pending,
+		DaemonSets: l.in.DaemonSets, State: l.state})
+	if err != nil {
+		return fmt.Errorf("scale-up: %w", err)
+	}
+	l.upPlan = up
+	switch {
+	case !l.opts.ScaleDownEnabled:
+		l.downSkipped, l.downSkippedMessage = skipDisabled, "scale-down is disabled (--scale-down-enabled=false)"
+	case len(up.ScaleUps) > 0:
+		l.downSkipped, l.downSkippedMessage = skipScaleUp, "this loop scales up"
+	default:
+		if l.downPlan, err = l.scaleDown(); err != nil {
+			return fmt.Errorf("scale-down: %w", err)
+		}
+	}
+	return nil
 }
 
 // scaleDown plans removals with the pending pods that will schedule on
 // registered nodes placed there, so their room is not given away.
-func (a *Autoscaler) scaleDown(in Input, up scaleup.Plan) (scaledown.Plan, error) {
-	s := in.Snapshot
+func (l *loop) scaleDown() (scaledown.Plan, error) {
+	s := l.in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()
-	for i, pod := range up.WillSchedule {
-		node := up.Placements[i]
+	for i, pod := range l.upPlan.WillSchedule {
+		node := l.upPlan.Placements[i]
 		if s.Node(node) == nil {
 			continue // an upcoming node: not in the real cluster
 		}
@@ -153,9 +244,66 @@ func (a *Autoscaler) scaleDown(in Input, up scaleup.Plan) (scaledown.Plan, error
 			return scaledown.Plan{}, err
 		}
 	}
-	return a.down.Plan(scaledown.Input{
-		Now: in.Now, Snapshot: s, PDBs: in.PDBs, Deleting: in.Deleting,
-		LastScaleUp: a.state.LastScaleUp, LastScaleDelete: a.state.LastScaleDownDelete,
-		LastScaleDownFailure: a.state.LastScaleDownFailure,
+	var deleting []scaledown.Deletion
+	for _, d := range l.state.Deleting() {
+		deleting = append(deleting, scaledown.Deletion{Node: d.Node, Group: d.Group, Drain: d.Drain})
+	}
+	return l.down.Plan(scaledown.Input{
+		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Deleting: deleting,
+		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
+		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil
+}
+
+// actions turns the halves' plans into actions and notes the removals
+// started.
+func (l *loop) actions() []Action {
+	var out []Action
+	for _, su := range l.upPlan.ScaleUps {
+		out = append(out, ScaleUp{Group: su.Group, Delta: su.Delta, NewTarget: su.NewTarget, Why: su.Why})
+	}
+	if len(l.downPlan.SoftTaint) > 0 {
+		out = append(out, SoftTaint{Nodes: l.downPlan.SoftTaint})
+	}
+	if len(l.downPlan.SoftUntaint) > 0 {
+		out = append(out, SoftUntaint{Nodes: l.downPlan.SoftUntaint})
+	}
+	if len(l.downPlan.Delete) > 0 {
+		for _, r := range l.downPlan.Delete {
+			l.state.RecordDeletionStarted(clusterstate.Deletion{Node: r.Node, Group: r.Group, Drain: !r.Empty, Since: l.in.Now})
+		}
+		out = append(out, RemoveNodes{Removals: l.downPlan.Delete, MaxGracefulTermination: l.downPlan.MaxGracefulTermination})
+	}
+	return out
+}
+
+// reconcileActions turns what clusterstate found into actions, applying
+// them to the (forked) snapshot so this loop plans on the targets they
+// leave.
+func reconcileActions(s *snapshot.Snapshot, rec clusterstate.Reconciliation) ([]Action, error) {
+	var out []Action
+	for _, sh := range rec.Shrinks {
+		if err := lowerTarget(s, sh.Group, sh.Delta); err != nil {
+			return nil, err
+		}
+		out = append(out, DecreaseTarget{Group: sh.Group, Delta: sh.Delta, Reason: sh.Reason, Message: sh.Message})
+	}
+	for _, u := range rec.Unregistered {
+		if err := lowerTarget(s, u.Group, len(u.ProviderIDs)); err != nil {
+			return nil, err
+		}
+		out = append(out, DeleteInstances{Group: u.Group, ProviderIDs: u.ProviderIDs, Since: u.Since})
+	}
+	return out, nil
+}
+
+// lowerTarget lowers a group's target in the snapshot, not below zero.
+func lowerTarget(s *snapshot.Snapshot, group string, delta int) error {
+	g := s.NodeGroup(group)
+	if g == nil {
+		return nil
+	}
+	ng := *g
+	ng.TargetSize = max(ng.TargetSize-delta, 0)
+	return s.SetNodeGroup(ng)
 }

@@ -7,40 +7,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
-
-var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-
-func owned(p *v1.Pod) *v1.Pod {
-	yes := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: types.UID("rs"), Controller: &yes}}
-	return p
-}
-
-func gpuTemplate() *v1.Node {
-	return builder.Node("gpu-t").CPU("32").Memory("128Gi").GPU(1).Taint("nvidia.com/gpu", "present", v1.TaintEffectNoSchedule).Build()
-}
-
-func newAutoscaler(t *testing.T) *autoscaler.Autoscaler {
-	t.Helper()
-	a, err := autoscaler.New(autoscaler.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
-func setGroup(t *testing.T, s *snapshot.Snapshot, id string, target int, tmpl *v1.Node) {
-	t.Helper()
-	if err := s.SetNodeGroup(builder.NodeGroup(id).Max(10).Target(target).Template(tmpl).Build()); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // The life of one GPU node: ordered once for a pending GPU pod, counted as
 // upcoming while its device plugin starts, used, and removed after it has
@@ -51,15 +22,12 @@ func TestGPUNodeLifecycle(t *testing.T) {
 	setGroup(t, s, "gpu", 0, gpuTemplate())
 	pod := owned(builder.Pod("train").CPU("4").GPU(1).Toleration("nvidia.com/gpu").Build())
 
-	plan, err := a.RunOnce(autoscaler.Input{Now: t0, Snapshot: s, Pending: []*v1.Pod{pod}})
-	if err != nil {
-		t.Fatal(err)
+	plan := step(t, a, autoscaler.Input{Now: t0, Snapshot: s, Pending: []*v1.Pod{pod}})
+	if got := summary(plan); got != "scale-up gpu+1" || plan.Status.Cluster.ScaleDown.Skipped == "" {
+		t.Fatalf("first loop: %q, skipped %q; want gpu+1 and no scale-down", got, plan.Status.Cluster.ScaleDown.Skipped)
 	}
-	if len(plan.ScaleUp.ScaleUps) != 1 || plan.ScaleUp.ScaleUps[0].Delta != 1 || plan.ScaleDownSkipped == "" {
-		t.Fatalf("first loop: %+v, skipped %q; want gpu+1 and no scale-down", plan.ScaleUp.ScaleUps, plan.ScaleDownSkipped)
-	}
-	setGroup(t, s, "gpu", 1, gpuTemplate())
-	a.State().RecordScaleUp("gpu", 1, t0)
+	setTarget(t, s, "gpu", 1)
+	outcomes := accepted(plan, t0)
 
 	// Two minutes later the node registers without GPUs: no second node.
 	node := builder.Node("gpu-1").CPU("32").Memory("128Gi").Taint("nvidia.com/gpu", "present", v1.TaintEffectNoSchedule).Build()
@@ -67,12 +35,12 @@ func TestGPUNodeLifecycle(t *testing.T) {
 	if err := s.AddNodeInGroup(node, "gpu"); err != nil {
 		t.Fatal(err)
 	}
-	plan, _ = a.RunOnce(autoscaler.Input{Now: t0.Add(3 * time.Minute), Snapshot: s, Pending: []*v1.Pod{pod}})
-	if len(plan.ScaleUp.ScaleUps) != 0 {
-		t.Fatalf("ordered a second node while the first waited for its GPUs: %+v", plan.ScaleUp.ScaleUps)
+	plan = step(t, a, autoscaler.Input{Now: t0.Add(3 * time.Minute), Snapshot: s, Pending: []*v1.Pod{pod}, Outcomes: outcomes})
+	if got := summary(plan); got != "" {
+		t.Fatalf("acted while the first node waited for its GPUs: %q", got)
 	}
-	for _, k := range plan.ScaleDown.Delete {
-		t.Fatalf("removed %s while a pending pod waits for it", k.Node)
+	if c := plan.Status.Cluster.Nodes; c.AwaitingDevices != 1 || c.NotStarted != 1 {
+		t.Errorf("node counts %+v, want the node awaiting its devices", c)
 	}
 
 	// GPUs advertised, the pod runs; it ends an hour later.
@@ -85,17 +53,23 @@ func TestGPUNodeLifecycle(t *testing.T) {
 	bound := pod.DeepCopy()
 	bound.Spec.NodeName = "gpu-1"
 	_ = s.AddPod(bound)
-	plan, _ = a.RunOnce(autoscaler.Input{Now: t0.Add(30 * time.Minute), Snapshot: s})
-	if len(plan.ScaleDown.Delete) != 0 {
-		t.Fatalf("removed the node of a running GPU pod: %+v", plan.ScaleDown.Delete)
+	plan = step(t, a, autoscaler.Input{Now: t0.Add(30 * time.Minute), Snapshot: s})
+	if got := only(plan, "remove"); got != "" {
+		t.Fatalf("removed the node of a running GPU pod: %q", got)
 	}
 	_ = s.RemovePod("default", "train")
 
-	// Idle: unneeded from 61m, removed once 10 minutes have passed.
+	// Idle: unneeded from 61m, removed once 10 minutes have passed; the
+	// plan says when to look again.
 	var removedAt time.Duration
 	for m := 61; m <= 75; m++ {
-		plan, _ = a.RunOnce(autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
-		if len(plan.ScaleDown.Delete) > 0 {
+		plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
+		if m == 61 {
+			if want := t0.Add(71 * time.Minute); !plan.NextDecisionAt.Equal(want) {
+				t.Errorf("next decision after the node became unneeded = %v, want %v", plan.NextDecisionAt, want)
+			}
+		}
+		if only(plan, "remove") != "" {
 			removedAt = time.Duration(m) * time.Minute
 			break
 		}
@@ -108,7 +82,7 @@ func TestGPUNodeLifecycle(t *testing.T) {
 // A pending pod that fits on an underused node keeps that node: scale-down
 // must not give away the room the scheduler is about to use.
 func TestPendingPodKeepsTheNodeItWillUse(t *testing.T) {
-	removals := func(pending []*v1.Pod) []string {
+	removals := func(pending []*v1.Pod) string {
 		a := newAutoscaler(t)
 		s := snapshot.New()
 		setGroup(t, s, "cpu", 2, builder.Node("t").CPU("4").Build())
@@ -119,39 +93,47 @@ func TestPendingPodKeepsTheNodeItWillUse(t *testing.T) {
 		}
 		_ = s.AddPod(owned(builder.Pod("small").CPU("1").OnNode("n1").Build()))
 		for m := 0; m <= 30; m++ {
-			plan, err := a.RunOnce(autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s, Pending: pending})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(plan.ScaleDown.Delete) > 0 {
-				return []string{plan.ScaleDown.Delete[0].Node}
+			plan := step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s, Pending: pending})
+			if got := only(plan, "remove"); got != "" {
+				return got
 			}
 		}
-		return nil
+		return ""
 	}
 	// Without pending pods the empty n2 goes.
-	if got := removals(nil); fmt.Sprint(got) != "[n2]" {
-		t.Fatalf("without pending pods removed %v, want [n2]", got)
+	if got := removals(nil); got != "remove n2" {
+		t.Fatalf("without pending pods: %q, want remove n2", got)
 	}
 	// "big" fits only n2 (n1 has 3 cpu free), and then "small" cannot move
 	// there: both nodes stay.
-	if got := removals([]*v1.Pod{owned(builder.Pod("big").CPU("3500m").Build())}); len(got) != 0 {
-		t.Fatalf("removed %v while a pending pod needs it", got)
+	if got := removals([]*v1.Pod{owned(builder.Pod("big").CPU("3500m").Build())}); got != "" {
+		t.Fatalf("%q while a pending pod needs the node", got)
 	}
 }
 
 func TestScaleDownDisabled(t *testing.T) {
-	o := autoscaler.DefaultOptions()
-	o.ScaleDownEnabled = false
-	a, err := autoscaler.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAutoscaler(t, func(o *autoscaler.Options) { o.ScaleDownEnabled = false })
 	s := snapshot.New()
 	setGroup(t, s, "cpu", 1, builder.Node("t").Build())
 	_ = s.AddNodeInGroup(builder.Node("idle").Build(), "cpu")
-	plan, _ := a.RunOnce(autoscaler.Input{Now: t0.Add(time.Hour), Snapshot: s})
-	if plan.ScaleDownSkipped == "" || len(plan.ScaleDown.Delete) != 0 {
-		t.Fatalf("scale-down ran while disabled: %+v", plan)
+	plan := step(t, a, autoscaler.Input{Now: t0.Add(time.Hour), Snapshot: s})
+	if plan.Status.Cluster.ScaleDown.Skipped == "" || summary(plan) != "" {
+		t.Fatalf("scale-down ran while disabled: %q, %+v", summary(plan), plan.Status.Cluster.ScaleDown)
+	}
+}
+
+// Step forks the snapshot and reverts it: the caller's cluster is
+// unchanged, target decreases included.
+func TestStepLeavesTheSnapshotUnchanged(t *testing.T) {
+	a := newAutoscaler(t)
+	s := snapshot.New()
+	setGroup(t, s, "gpu", 1, gpuTemplate())
+	plan := step(t, a, autoscaler.Input{Now: t0, Snapshot: s, Outcomes: []autoscaler.Outcome{
+		autoscaler.CreationFailed{Group: "gpu", Count: 1, Class: "OutOfResources", Code: "ZONE_RESOURCE_POOL_EXHAUSTED", At: t0}}})
+	if got := summary(plan); got != "decrease gpu-1" {
+		t.Fatalf("actions %q, want decrease gpu-1", got)
+	}
+	if s.NodeGroup("gpu").TargetSize != 1 {
+		t.Fatalf("snapshot changed: target %d", s.NodeGroup("gpu").TargetSize)
 	}
 }

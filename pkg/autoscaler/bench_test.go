@@ -11,14 +11,14 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/builder"
 )
 
-// BenchmarkRunOnceMixed5000Nodes runs whole loops on the 5,000-node,
+// BenchmarkStepMixed5000Nodes runs whole loops on the 5,000-node,
 // ~140,000-pod mixed cluster (10 groups, 3 zones, CPU and GPU shapes, a tenth
 // of the nodes nearly idle):
 //   - needs-nodes: 1,000 pending pods of which 5% carry hostname
 //     anti-affinity or zone spread; the loop scales up (scale-down waits);
 //   - both-halves: 1,000 small pending pods that fit existing nodes, so the
 //     loop runs scale-up's filtering and a full scale-down simulation.
-func BenchmarkRunOnceMixed5000Nodes(b *testing.B) {
+func BenchmarkStepMixed5000Nodes(b *testing.B) {
 	s, err := benchcluster.Mixed(5000, 30)
 	if err != nil {
 		b.Fatal(err)
@@ -43,7 +43,7 @@ func BenchmarkRunOnceMixed5000Nodes(b *testing.B) {
 			b.ResetTimer()
 			var plan autoscaler.Plan
 			for i := 0; i < b.N; i++ {
-				if plan, err = a.RunOnce(autoscaler.Input{Now: t0, Snapshot: s, Pending: bc.pending}); err != nil {
+				if plan, err = a.Step(autoscaler.Input{Now: t0, Snapshot: s, Pending: bc.pending}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -51,8 +51,8 @@ func BenchmarkRunOnceMixed5000Nodes(b *testing.B) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
-			b.ReportMetric(float64(len(plan.ScaleUp.ScaleUps)), "scale-ups")
-			b.ReportMetric(float64(len(plan.ScaleDown.Unneeded)+len(plan.ScaleDown.Delete)), "unneeded")
+			b.ReportMetric(float64(len(plan.Status.ScaleUps)), "scale-ups")
+			b.ReportMetric(float64(plan.Status.Cluster.ScaleDown.Candidates), "unneeded")
 		})
 	}
 }

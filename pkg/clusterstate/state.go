@@ -1,59 +1,100 @@
 // Package clusterstate remembers what the autoscaler has asked for and what
-// the cluster has delivered: scale-ups in flight, node groups that failed to
-// provision and are backed off, and GPU nodes whose device plugin has not
-// advertised their GPUs yet. It is the node-group state the pure planners
-// read; the loop updates it once per iteration with the current time.
+// the cluster has delivered: scale-ups in flight (reconstructed from the
+// cloud's targets after a restart), node groups that failed to provision
+// and are backed off, instances that never registered, node removals in
+// progress, the times scale-down's cooldowns start from, and nodes still
+// starting (not Ready, startup taints, accelerators not advertised).
+//
+// Only the decision core (pkg/autoscaler) changes it, once per loop, from
+// the outcomes of earlier actions and the snapshot; shells never see it.
 package clusterstate
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-
-	"github.com/gpuscale/gpuscale/pkg/gpu"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
-// Options are the timeouts of node provisioning.
+// Options are the timeouts of node provisioning and registration.
 type Options struct {
 	// MaxNodeProvisionTime is how long a scale-up may take to register its
-	// nodes before the group is backed off (--max-node-provision-time, 15m).
+	// nodes before the group is backed off and its target lowered
+	// (--max-node-provision-time, 15m).
 	MaxNodeProvisionTime time.Duration
-	// MaxNodeStartupTime is how long a registered GPU node may go without
-	// advertising its GPUs before it stops counting as upcoming
-	// (--max-node-startup-time, 15m).
+	// MaxNodeStartupTime is how long a registered node may stay not Ready,
+	// tainted for start-up or without its accelerators before it stops
+	// counting as upcoming (--max-node-startup-time, 15m).
 	MaxNodeStartupTime time.Duration
-	Backoff            BackoffOptions
+	// UnregisteredNodeRemovalTime is how long an instance the cloud holds
+	// may go without registering as a node before it is deleted
+	// (--unregistered-node-removal-time, 15m).
+	UnregisteredNodeRemovalTime time.Duration
+	// ForceDeleteUnregisteredNodes deletes such instances even when that
+	// takes the group below its minimum size
+	// (--force-delete-unregistered-nodes, false).
+	ForceDeleteUnregisteredNodes bool
+	// Readiness says which taints mark a starting node.
+	Readiness ReadinessOptions
+	Backoff   BackoffOptions
 }
 
 // DefaultOptions are the upstream defaults.
 func DefaultOptions() Options {
-	return Options{MaxNodeProvisionTime: 15 * time.Minute, MaxNodeStartupTime: 15 * time.Minute, Backoff: DefaultBackoff()}
+	return Options{
+		MaxNodeProvisionTime: 15 * time.Minute, MaxNodeStartupTime: 15 * time.Minute,
+		UnregisteredNodeRemovalTime: 15 * time.Minute,
+		Readiness:                   DefaultReadiness(), Backoff: DefaultBackoff(),
+	}
 }
 
 // State is carried from one loop to the next. The zero value is not usable:
 // call New.
 type State struct {
 	opts     Options
-	requests map[string]*scaleUpRequest
-	backoffs map[string]backoff
-	// lastScaleUp and friends feed the scale-down delays.
-	LastScaleUp          time.Time
-	LastScaleDownDelete  time.Time
-	LastScaleDownFailure time.Time
+	requests map[string]*Request
+	backoffs map[string]Backoff
+	// unregistered remembers since when each instance (by provider ID) has
+	// been seen without a node.
+	unregistered map[string]time.Time
+	deleting     map[string]Deletion
+	// upcoming is, per group, the nodes pending pods may count on, as the
+	// last Update found them.
+	upcoming     map[string]int
+	registration map[string]Registration
+
+	lastScaleUp, lastScaleDownDelete, lastScaleDownFailure time.Time
 }
 
-type scaleUpRequest struct {
-	delta int
-	time  time.Time
+// Request is a scale-up in flight: Delta nodes asked of a group at Time,
+// not all registered yet.
+type Request struct {
+	Group string
+	Delta int
+	Time  time.Time
+	// Reconstructed requests were not made by this process: the group's
+	// target already exceeded its nodes when it was first seen (after a
+	// restart, a change of leader, or a change made outside the
+	// autoscaler). Time is then the oldest unregistered instance's
+	// creation, or when the gap was first seen.
+	Reconstructed bool
+}
+
+// Deletion is a node removal in progress.
+type Deletion struct {
+	Node  string
+	Group string
+	// Drain is true when the node had pods to evict.
+	Drain bool
+	Since time.Time
 }
 
 // New returns an empty state.
 func New(opts Options) *State {
-	return &State{opts: opts, requests: map[string]*scaleUpRequest{}, backoffs: map[string]backoff{}}
+	return &State{
+		opts: opts, requests: map[string]*Request{}, backoffs: map[string]Backoff{},
+		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, upcoming: map[string]int{},
+		registration: map[string]Registration{},
+	}
 }
 
 // Options returns the options the state was made with.
@@ -63,124 +104,88 @@ func (s *State) Options() Options { return s.opts }
 func (s *State) RecordScaleUp(group string, delta int, now time.Time) {
 	r := s.requests[group]
 	if r == nil {
-		r = &scaleUpRequest{}
+		r = &Request{Group: group}
 		s.requests[group] = r
 	}
-	r.delta += delta
-	r.time = now
-	s.LastScaleUp = now
+	r.Delta += delta
+	r.Time = now
+	r.Reconstructed = false
+	if now.After(s.lastScaleUp) {
+		s.lastScaleUp = now
+	}
 }
 
-// RecordFailure backs a group off after a failed scale-up.
-func (s *State) RecordFailure(group, reason string, now time.Time) {
-	s.backoffs[group] = s.opts.Backoff.next(s.backoffs[group], now, reason)
+// RecordFailure backs a group off after a failed scale-up and forgets its
+// request: reason is a stable code, message says it for people.
+func (s *State) RecordFailure(group, reason, message string, now time.Time) {
+	s.backoffs[group] = s.opts.Backoff.next(s.backoffs[group], now, reason, message)
 	delete(s.requests, group)
 }
 
-// BackedOff reports whether a group is backed off at now, until when, and why.
-func (s *State) BackedOff(group string, now time.Time) (bool, time.Time, string) {
-	b, ok := s.backoffs[group]
-	if !ok || !now.Before(b.until) {
-		return false, time.Time{}, ""
+// RecordDeletionStarted notes a node removal the actuator was asked to do.
+func (s *State) RecordDeletionStarted(d Deletion) { s.deleting[d.Node] = d }
+
+// RecordDeletionDone ends a removal that deleted its node at the time given.
+func (s *State) RecordDeletionDone(node string, at time.Time) {
+	delete(s.deleting, node)
+	if at.After(s.lastScaleDownDelete) {
+		s.lastScaleDownDelete = at
 	}
-	return true, b.until, b.reason
 }
 
-// Shrink asks for a group's target to come back down by Delta nodes that
-// never arrived.
-type Shrink struct {
-	Group  string
-	Delta  int
-	Reason string
+// RecordDeletionFailed ends a removal that failed; scale-down then waits
+// --scale-down-delay-after-failure.
+func (s *State) RecordDeletionFailed(node string, at time.Time) {
+	delete(s.deleting, node)
+	if at.After(s.lastScaleDownFailure) {
+		s.lastScaleDownFailure = at
+	}
 }
 
-// Update compares the scale-ups in flight with the nodes registered in snap
-// at now. Requests whose nodes all arrived are closed; requests older than
-// MaxNodeProvisionTime back their group off and are returned so the loop can
-// shrink the group's target by the nodes that never came.
-func (s *State) Update(snap *snapshot.Snapshot, now time.Time) []Shrink {
-	var out []Shrink
-	for _, id := range slices.Sorted(maps.Keys(s.requests)) {
-		r := s.requests[id]
-		g := snap.NodeGroup(id)
-		if g == nil {
-			delete(s.requests, id)
-			continue
-		}
-		missing := g.TargetSize - len(snap.NodesInGroup(id))
-		if missing <= 0 {
-			delete(s.requests, id)
-			continue
-		}
-		if now.Sub(r.time) < s.opts.MaxNodeProvisionTime {
-			continue
-		}
-		if missing > r.delta {
-			missing = r.delta
-		}
-		reason := fmt.Sprintf("%d node(s) not registered %s after the scale-up", missing, s.opts.MaxNodeProvisionTime)
-		s.RecordFailure(id, reason, now)
-		out = append(out, Shrink{Group: id, Delta: missing, Reason: reason})
+// RecordDeletionAborted ends a removal that was called off before anything
+// was evicted (the node's pods changed): neither a removal nor a failure.
+func (s *State) RecordDeletionAborted(node string) { delete(s.deleting, node) }
+
+// Deleting lists the removals in progress, sorted by node.
+func (s *State) Deleting() []Deletion {
+	out := make([]Deletion, 0, len(s.deleting))
+	for _, k := range slices.Sorted(maps.Keys(s.deleting)) {
+		out = append(out, s.deleting[k])
 	}
 	return out
 }
 
-// StartupTaints are put on nodes while they start (by the node lifecycle
-// controller and cloud controllers) and come off once they are ready; a
-// starting node is simulated without them.
-var StartupTaints = []string{
-	v1.TaintNodeNotReady, v1.TaintNodeUnreachable, v1.TaintNodeNetworkUnavailable,
-	"node.cloudprovider.kubernetes.io/uninitialized",
+// IsDeleting reports whether a removal of node is in progress.
+func (s *State) IsDeleting(node string) bool {
+	_, ok := s.deleting[node]
+	return ok
 }
 
-// Starting lists registered nodes of groups with a template that are still
-// starting: not Ready, carrying a startup taint, or (for GPU templates) not
-// yet advertising their GPUs. Within MaxNodeStartupTime of their creation
-// they are starting and count as upcoming; past it, GPU nodes without
-// GPUs are overdue (reported, no longer counted). awaitingGPU says, for
-// each starting node, whether it is its GPUs that are late.
-func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, overdue []*snapshot.NodeInfo) {
-	for _, ni := range snap.Nodes() {
-		g := snap.NodeGroup(ni.Group)
-		if g == nil || g.Template == nil {
-			continue
-		}
-		noGPUs := AwaitingGPU(ni.Node, g.Template)
-		if !noGPUs && IsReady(ni.Node) && !hasStartupTaint(ni.Node) {
-			continue
-		}
-		switch {
-		case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime:
-			starting = append(starting, ni)
-		case noGPUs:
-			overdue = append(overdue, ni)
-		}
+// Requests lists the scale-ups in flight, sorted by group.
+func (s *State) Requests() []Request {
+	out := make([]Request, 0, len(s.requests))
+	for _, k := range slices.Sorted(maps.Keys(s.requests)) {
+		out = append(out, *s.requests[k])
 	}
-	return starting, overdue
+	return out
 }
 
-// AwaitingGPU: the template has GPUs and the node has not advertised any.
-func AwaitingGPU(node, template *v1.Node) bool {
-	return gpu.Allocatable(template) > 0 && gpu.Allocatable(node) == 0
-}
-
-func hasStartupTaint(n *v1.Node) bool {
-	for _, t := range n.Spec.Taints {
-		for _, k := range StartupTaints {
-			if t.Key == k {
-				return true
-			}
-		}
+// Request returns the scale-up in flight for group, if any.
+func (s *State) Request(group string) (Request, bool) {
+	r, ok := s.requests[group]
+	if !ok {
+		return Request{}, false
 	}
-	return false
+	return *r, true
 }
 
-// IsReady reports the node's Ready condition.
-func IsReady(node *v1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == v1.NodeReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
-}
+// Upcoming is how many nodes of group pending pods may count on: asked
+// for and not registered (instances that stayed unregistered too long
+// excepted), as the last Update found.
+func (s *State) Upcoming(group string) int { return s.upcoming[group] }
+
+// LastScaleUp, LastScaleDownDelete and LastScaleDownFailure start the
+// scale-down cooldowns; zero when never.
+func (s *State) LastScaleUp() time.Time          { return s.lastScaleUp }
+func (s *State) LastScaleDownDelete() time.Time  { return s.lastScaleDownDelete }
+func (s *State) LastScaleDownFailure() time.Time { return s.lastScaleDownFailure }

@@ -29,7 +29,13 @@ type listers struct {
 	classes    storagelisters.StorageClassLister
 	pdbs       policylisters.PodDisruptionBudgetLister
 	daemonSets appslisters.DaemonSetLister
-	synced     []cache.InformerSynced
+	informers  []namedInformer
+}
+
+// namedInformer is an informer and the resource it watches, for reports.
+type namedInformer struct {
+	name     string
+	informer cache.SharedIndexInformer
 }
 
 // newListers registers the informers the loop needs. ReplicaSets,
@@ -47,14 +53,14 @@ func newListers(f informers.SharedInformerFactory) *listers {
 		pdbs:       f.Policy().V1().PodDisruptionBudgets().Lister(),
 		daemonSets: apps.DaemonSets().Lister(),
 	}
-	for _, inf := range []cache.SharedIndexInformer{
-		core.Nodes().Informer(), core.Pods().Informer(), core.Namespaces().Informer(),
-		core.PersistentVolumes().Informer(), core.PersistentVolumeClaims().Informer(),
-		f.Storage().V1().StorageClasses().Informer(), f.Policy().V1().PodDisruptionBudgets().Informer(),
-		apps.DaemonSets().Informer(), apps.ReplicaSets().Informer(), apps.StatefulSets().Informer(),
-		f.Batch().V1().Jobs().Informer(),
-	} {
-		l.synced = append(l.synced, inf.HasSynced)
+	l.informers = []namedInformer{
+		{"nodes", core.Nodes().Informer()}, {"pods", core.Pods().Informer()}, {"namespaces", core.Namespaces().Informer()},
+		{"persistentvolumes", core.PersistentVolumes().Informer()},
+		{"persistentvolumeclaims", core.PersistentVolumeClaims().Informer()},
+		{"storageclasses", f.Storage().V1().StorageClasses().Informer()},
+		{"poddisruptionbudgets", f.Policy().V1().PodDisruptionBudgets().Informer()},
+		{"daemonsets", apps.DaemonSets().Informer()}, {"replicasets", apps.ReplicaSets().Informer()},
+		{"statefulsets", apps.StatefulSets().Informer()}, {"jobs", f.Batch().V1().Jobs().Informer()},
 	}
 	return l
 }

@@ -1,9 +1,11 @@
 // Package controller is the live shell around the decision core: it watches
 // the cluster through informers, builds a snapshot every --scan-interval (and
-// at once when a new pod becomes unschedulable), runs autoscaler.RunOnce,
-// and carries the plan out through the cloud provider, node taints and the
-// Eviction API. It reports through the status ConfigMap, Prometheus metrics
-// and Kubernetes events, and acts only while it holds the leader Lease.
+// at once when a new pod becomes unschedulable or a removal ends), hands it
+// with the outcomes of earlier actions to autoscaler.Step, and carries the
+// plan out through the cloud provider, node taints and the Eviction API
+// (actuator.go, removal.go). It reports the loop's status through the
+// status ConfigMap, Prometheus metrics and Kubernetes events, and acts
+// only while it holds the leader Lease.
 package controller
 
 import (
@@ -17,13 +19,15 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Options are the shell's settings; Autoscaler holds the decision options.
@@ -38,11 +42,19 @@ type Options struct {
 	StatusConfigMapName string
 	// WriteStatusConfigMap (--write-status-configmap, true).
 	WriteStatusConfigMap bool
+	// Status bounds the status ConfigMap.
+	Status status.RenderOptions
 	// MaxPodEvictionTime (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
 	// Address serves /metrics and /health-check (--address, :8085); "" serves nothing.
 	Address        string
+	Liveness       Liveness
 	LeaderElection LeaderElection
+	// CacheSyncTimeout bounds the wait for the informer caches at start;
+	// the wait is reported every CacheSyncReport.
+	CacheSyncTimeout, CacheSyncReport time.Duration
+	// Recorder, when set, receives every loop's input and plan.
+	Recorder autoscaler.Recorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
 	// Logger; nil means slog.Default().
@@ -57,9 +69,13 @@ func DefaultOptions() Options {
 		Namespace:            "kube-system",
 		StatusConfigMapName:  "cluster-autoscaler-status",
 		WriteStatusConfigMap: true,
+		Status:               status.DefaultRenderOptions(),
 		MaxPodEvictionTime:   2 * time.Minute,
 		Address:              ":8085",
+		Liveness:             DefaultLiveness(),
 		LeaderElection:       DefaultLeaderElection(),
+		CacheSyncTimeout:     10 * time.Minute,
+		CacheSyncReport:      30 * time.Second,
 	}
 }
 
@@ -74,15 +90,19 @@ type Controller struct {
 	factory  informers.SharedInformerFactory
 	listers  *listers
 	recorder record.EventRecorder
+	events   *eventSink
 	metrics  *metrics
 	trigger  chan struct{}
-	events   *eventLimiter
+	live     *liveness
+	// outcomes collects what became of actions between loops.
+	outcomes *actuation.Queue
+	actuator *liveActuator
+	watch    *watchReporter
 
-	mu       sync.Mutex
-	deleting map[string]scaledown.Deletion // node removals in flight
-	results  []drainResult                 // finished removals, for the loop
-	lastLoop time.Time
-	drains   sync.WaitGroup
+	// lastStatus is the last status document written (loop goroutine only).
+	lastStatus *status.Document
+	mu         sync.Mutex
+	lastLoop   time.Time
 
 	// priorityVersion is the resourceVersion of the priority ConfigMap in
 	// force ("missing" while it cannot be read); loop goroutine only.
@@ -104,18 +124,29 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Status.MaxBytes <= 0 {
+		opts.Status = status.DefaultRenderOptions()
+	}
 	c := &Controller{
 		opts: opts, client: client, cp: cp, clock: opts.Clock, log: opts.Logger, auto: auto,
 		factory:  informers.NewSharedInformerFactory(client, 0),
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
-		events:   newEventLimiter(5 * time.Minute),
-		deleting: map[string]scaledown.Deletion{},
+		outcomes: actuation.NewQueue(),
+		live:     &liveness{limits: opts.Liveness, clock: opts.Clock},
 	}
 	c.listers = newListers(c.factory)
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	c.recorder = broadcaster.NewRecorder(eventScheme(), v1.EventSource{Component: "cluster-autoscaler"})
+	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})
+	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
+	c.actuator = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
+		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
+		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff}
+	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
+	if err := c.watch.attach(c.listers.informers); err != nil {
+		return nil, err
+	}
 	_, err = c.factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.maybeTrigger(obj) },
 		UpdateFunc: func(_, obj any) { c.maybeTrigger(obj) },
@@ -153,33 +184,41 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // lead is what the leader does: start informers, clean what a crashed
-// predecessor left, loop.
+// predecessor left on this instance's nodes, loop.
 func (c *Controller) lead(ctx context.Context) error {
+	c.live.startLeading()
+	defer c.live.stopLeading()
 	c.factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.listers.synced...) {
-		return fmt.Errorf("informer caches did not sync: %w", ctx.Err())
+	if err := c.watch.waitForSync(ctx, c.listers, c.opts.CacheSyncTimeout); err != nil {
+		return err
 	}
 	// Providers with a loop of their own (kwok creates its Nodes) run it
 	// only while this replica leads.
 	if r, ok := c.cp.(interface{ Run(context.Context) }); ok {
 		go r.Run(ctx)
 	}
-	if n, err := cleanStaleTaints(ctx, c.client); err != nil {
+	if n, err := c.cleanStaleTaints(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		c.log.Info("removed taints left by an earlier run", "count", n)
 	}
 	ticker := c.clock.NewTicker(c.opts.ScanInterval)
 	defer ticker.Stop()
-	defer c.drains.Wait()
+	defer c.actuator.wait()
 	for {
+		now := c.clock.Now()
+		c.live.loopStarted(now)
 		if err := c.RunOnce(ctx); err != nil {
+			c.metrics.errors.WithLabelValues("loopError").Inc()
 			c.log.Error("autoscaling loop failed", "err", err)
+		} else {
+			c.live.loopSucceeded(c.clock.Now())
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
+		case <-c.outcomes.Ready():
 		case <-c.trigger:
 			// A burst of new pending pods triggers one loop a second at most.
 			if err := sleep(ctx, c.clock, time.Second); err != nil {

@@ -8,11 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/clusterstate"
-	"github.com/gpuscale/gpuscale/pkg/scaleup"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -48,32 +44,6 @@ func TestUnschedulable(t *testing.T) {
 	pod.Status.Conditions[0].Reason = "SchedulingGated"
 	if unschedulable(pod) {
 		t.Error("a gated pod is not unschedulable")
-	}
-}
-
-func TestStatusSaysWhyPodsWaitAndGroupsBackOff(t *testing.T) {
-	s := snapshot.New()
-	_ = s.SetNodeGroup(builder.NodeGroup("gpu").Max(4).Target(2).Template(builder.Node("t").GPU(1).Build()).Build())
-	_ = s.AddNodeInGroup(builder.Node("gpu-1").GPU(1).Build(), "gpu")
-	st := clusterstate.New(clusterstate.DefaultOptions())
-	st.RecordFailure("gpu", "2 node(s) not registered", t0)
-	pod := builder.Pod("train").Build()
-	plan := autoscaler.Plan{ScaleUp: scaleup.Plan{Pending: []scaleup.PendingPods{{Pods: []*v1.Pod{pod},
-		Reasons: []scaleup.GroupReason{{Group: "gpu", Reason: "backed off"}}}}}, ScaleDownSkipped: "this loop scales up"}
-	status := buildStatus(t0.Add(time.Minute), &view{snap: s}, plan, st)
-	g := status.NodeGroups[0]
-	if g.ScaleUp.Status != "Backoff" || !strings.Contains(g.ScaleUp.Message, "2 node(s) not registered") {
-		t.Errorf("group scale-up status = %+v, want Backoff with the reason", g.ScaleUp)
-	}
-	if g.Health.NodeCounts.Unregistered != 1 || g.CloudProviderTarget != 2 {
-		t.Errorf("group counts = %+v target %d, want 1 unregistered of target 2", g.Health.NodeCounts, g.CloudProviderTarget)
-	}
-	if len(status.PendingPods) != 1 || status.PendingPods[0].Pods[0] != "default/train" ||
-		status.PendingPods[0].Reason != "node group gpu: backed off" {
-		t.Errorf("pending = %+v", status.PendingPods)
-	}
-	if !strings.Contains(status.ClusterWide.ScaleDown.Message, "this loop scales up") {
-		t.Errorf("scale-down status = %+v, want it to say why it was skipped", status.ClusterWide.ScaleDown)
 	}
 }
 

@@ -1,18 +1,44 @@
 package controller
 
 import (
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
-func eventScheme() *runtime.Scheme { return scheme.Scheme }
+// eventSink writes the autoscaler's events, each object's same message at
+// most once per quiet period.
+type eventSink struct {
+	recorder record.EventRecorder
+	limiter  *eventLimiter
+	clock    clock.PassiveClock
+}
+
+func (e *eventSink) emit(ref *v1.ObjectReference, key, typ, reason, msg string) {
+	if e.limiter.allow(key, reason+msg, e.clock.Now()) {
+		e.recorder.Event(ref, typ, reason, msg)
+	}
+}
+
+func (e *eventSink) pod(p status.Ref, typ, reason, msg string) {
+	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+	e.emit(ref, "pod/"+p.Namespace+"/"+p.Name, typ, reason, msg)
+}
+
+func (e *eventSink) node(name, typ, reason, msg string) {
+	ref := &v1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: name}
+	e.emit(ref, "node/"+name, typ, reason, msg)
+}
+
+func (e *eventSink) configMap(namespace, name, typ, reason, msg string) {
+	ref := &v1.ObjectReference{Kind: "ConfigMap", APIVersion: "v1", Namespace: namespace, Name: name}
+	e.emit(ref, "configmap/"+namespace+"/"+name, typ, reason, msg)
+}
 
 // eventLimiter keeps the same event from being repeated every loop: an
 // object gets a message again only after quiet has passed or when the
@@ -20,7 +46,7 @@ func eventScheme() *runtime.Scheme { return scheme.Scheme }
 type eventLimiter struct {
 	quiet time.Duration
 	mu    sync.Mutex
-	last  map[types.UID]sent
+	last  map[string]sent
 }
 
 type sent struct {
@@ -29,17 +55,18 @@ type sent struct {
 }
 
 func newEventLimiter(quiet time.Duration) *eventLimiter {
-	return &eventLimiter{quiet: quiet, last: map[types.UID]sent{}}
+	return &eventLimiter{quiet: quiet, last: map[string]sent{}}
 }
 
-// allow reports whether to send msg about uid at now, and notes it.
-func (l *eventLimiter) allow(uid types.UID, msg string, now time.Time) bool {
+// allow reports whether to send msg about the object with key at now, and
+// notes it.
+func (l *eventLimiter) allow(key, msg string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s, ok := l.last[uid]; ok && s.msg == msg && now.Sub(s.at) < l.quiet {
+	if s, ok := l.last[key]; ok && s.msg == msg && now.Sub(s.at) < l.quiet {
 		return false
 	}
-	l.last[uid] = sent{msg, now}
+	l.last[key] = sent{msg, now}
 	if len(l.last) > 100000 {
 		for k, s := range l.last {
 			if now.Sub(s.at) >= l.quiet {
@@ -50,27 +77,3 @@ func (l *eventLimiter) allow(uid types.UID, msg string, now time.Time) bool {
 	return true
 }
 
-// serveHTTP serves /metrics and /health-check. Health fails when no loop
-// has finished within ten scan intervals (a stuck loop), once a first loop
-// has run.
-func (c *Controller) serveHTTP(addr string) (*http.Server, error) {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(c.metrics.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/health-check", func(w http.ResponseWriter, _ *http.Request) {
-		c.mu.Lock()
-		last := c.lastLoop
-		c.mu.Unlock()
-		if !last.IsZero() && c.clock.Since(last) > 10*c.opts.ScanInterval {
-			http.Error(w, "no loop finished since "+last.UTC().Format(time.RFC3339), http.StatusInternalServerError)
-			return
-		}
-		_, _ = w.Write([]byte("OK"))
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return srv, nil
-}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -98,9 +99,10 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 	if want := []string{"decrease a-cheap 1", "increase b-dear 1"}; !slices.Equal(cp.calls, want) {
 		t.Fatalf("second loop calls = %v, want %v", cp.calls, want)
 	}
-	backedOff, _, why := c.auto.State().BackedOff("a-cheap", t0)
-	if !backedOff || why == "" {
-		t.Errorf("a-cheap backed off = %v (%q), want backed off with the cloud's reason", backedOff, why)
+	doc := c.lastStatus
+	if g := doc.NodeGroups[0]; g.Name != "a-cheap" || g.ScaleUp.Status != "Backoff" || g.ScaleUp.BackoffInfo == nil ||
+		g.ScaleUp.BackoffInfo.ErrorCode != cloudprovider.ErrorOutOfResources || !strings.Contains(g.ScaleUp.BackoffInfo.ErrorMessage, "InsufficientInstanceCapacity") {
+		t.Errorf("a-cheap status %+v, want backed off with the cloud's reason", g.ScaleUp)
 	}
 	cp.calls = nil
 	if err := c.RunOnce(ctx); err != nil {

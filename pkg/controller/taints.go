@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
+
+// joinErrors is errors.Join, nil for none.
+func joinErrors(errs []error) error { return errors.Join(errs...) }
 
 // addTaint puts a taint on a node (replacing one with the same key), with
 // conflict retries; it is a no-op when the taint is there.
@@ -75,17 +79,33 @@ func deletionCandidateTaint(now time.Time) v1.Taint {
 
 // cleanStaleTaints removes, at start-up, the taints a previous run left on
 // nodes it did not finish removing: a crash mid-drain must not leave nodes
-// cordoned for ever.
-func cleanStaleTaints(ctx context.Context, c kubernetes.Interface) (int, error) {
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+// cordoned for ever. Only nodes of this instance's node groups are
+// touched: another instance (a shard managing other groups) may be
+// draining the rest.
+func (c *Controller) cleanStaleTaints(ctx context.Context) (int, error) {
+	if err := c.cp.Refresh(ctx); err != nil {
+		return 0, fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
+	}
+	ours := map[string]bool{}
+	for _, g := range c.cp.NodeGroups() {
+		ours[g.ID] = true
+	}
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("listing nodes to clean stale taints: %w", err)
 	}
 	cleaned := 0
-	for _, n := range nodes.Items {
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if !hasTaint(n, scaledown.TaintToBeDeleted) && !hasTaint(n, scaledown.TaintDeletionCandidate) {
+			continue
+		}
+		if g, err := c.cp.NodeGroupForNode(n); err != nil || !ours[g] {
+			continue
+		}
 		for _, key := range []string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate} {
-			if hasTaint(&n, key) {
-				if err := removeTaint(ctx, c, n.Name, key); err != nil {
+			if hasTaint(n, key) {
+				if err := removeTaint(ctx, c.client, n.Name, key); err != nil {
 					return cleaned, fmt.Errorf("node %s: removing stale taint %s: %w", n.Name, key, err)
 				}
 				cleaned++

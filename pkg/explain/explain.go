@@ -1,7 +1,7 @@
 // Package explain answers "why?" about a live cluster in plain words: why a
 // pod did or did not trigger a scale-up, why a node is not removed, and what
 // a HorizontalPodAutoscaler computed. It reads what the autoscaler leaves
-// behind (the status ConfigMap's pendingPods and keptNodes, the
+// behind (the status ConfigMap's structured pendingPods and nodes, the
 // TriggeredScaleUp / NotTriggerScaleUp / ScaleDown events, the deletion
 // taints) and, for an HPA, replays the controller's arithmetic with
 // pkg/hpa on the metrics the metrics APIs serve now.
@@ -21,10 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/yaml"
 
-	"github.com/gpuscale/gpuscale/pkg/controller"
 	"github.com/gpuscale/gpuscale/pkg/hpa"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Options configure an Explainer.
@@ -101,7 +100,7 @@ func (r *Report) add(format string, args ...any) {
 }
 
 // status reads and parses the autoscaler's status ConfigMap.
-func (e *Explainer) status(ctx context.Context) (*controller.Status, error) {
+func (e *Explainer) status(ctx context.Context) (*status.Document, error) {
 	ns, name := e.o.Namespace, e.o.StatusConfigMap
 	cm, err := e.o.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -110,20 +109,20 @@ func (e *Explainer) status(ctx context.Context) (*controller.Status, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status ConfigMap %s/%s: %w", ns, name, err)
 	}
-	text, ok := cm.Data[controller.StatusKey]
+	text, ok := cm.Data[status.Key]
 	if !ok {
-		return nil, fmt.Errorf("status ConfigMap %s/%s has no %q key", ns, name, controller.StatusKey)
+		return nil, fmt.Errorf("status ConfigMap %s/%s has no %q key", ns, name, status.Key)
 	}
-	var s controller.Status
-	if err := yaml.Unmarshal([]byte(text), &s); err != nil {
-		return nil, fmt.Errorf("status ConfigMap %s/%s: key %q: %w", ns, name, controller.StatusKey, err)
+	d, err := status.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("status ConfigMap %s/%s: %w", ns, name, err)
 	}
-	return &s, nil
+	return d, nil
 }
 
 // statusAge says when the status was written, for the reader to judge.
-func (e *Explainer) statusAge(s *controller.Status) string {
-	t, err := time.Parse(time.RFC3339, s.Time)
+func (e *Explainer) statusAge(s *status.Document) string {
+	t, err := s.DocTime()
 	if err != nil {
 		return "at " + s.Time
 	}

@@ -17,25 +17,24 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/controller"
 	"github.com/gpuscale/gpuscale/pkg/hpa"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 var now = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
-func statusMap(t *testing.T, s controller.Status) *v1.ConfigMap {
+func statusMap(t *testing.T, d status.Document) *v1.ConfigMap {
 	t.Helper()
-	s.Time = now.Add(-5 * time.Second).Format(time.RFC3339)
-	text, err := yaml.Marshal(s)
+	d.Time = now.Add(-5 * time.Second).Format(time.RFC3339)
+	text, err := d.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-status", Namespace: "kube-system"},
-		Data: map[string]string{controller.StatusKey: string(text)}}
+		Data: map[string]string{status.Key: text}}
 }
 
 func explainer(t *testing.T, metrics MetricsSource, objs ...runtime.Object) *Explainer {
@@ -79,8 +78,10 @@ func mustContain(t *testing.T, r Report, parts ...string) {
 }
 
 func TestPod(t *testing.T) {
-	pending := controller.Status{PendingPods: []controller.PendingStatus{{Pods: []string{"default/big", "default/big-2"},
-		Reason: "node group cpu: the pod does not fit a new node: Insufficient nvidia.com/gpu; node group gpu: chosen for other pods; 0 of 1 equivalent pods fit its new nodes"}}}
+	pending := status.Document{PendingPods: []status.PendingEntry{{Pods: []string{"default/big", "default/big-2"}, Count: 2,
+		Reasons: []status.GroupReason{
+			{Group: "cpu", Reason: "NotFitTemplate", Predicate: "NodeResourcesFit", Message: "the pod does not fit a new node: Insufficient nvidia.com/gpu"},
+			{Group: "gpu", Reason: "PartialScaleUp", Message: "chosen for other pods; 0 of 1 equivalent pods fit its new nodes"}}}}}
 	cases := []struct {
 		name string
 		objs []runtime.Object
@@ -90,10 +91,10 @@ func TestPod(t *testing.T) {
 		{name: "pending pod listed in the status gets a reason per group", arg: "default/big",
 			objs: []runtime.Object{unschedulable(builder.Pod("big").Namespace("default").Build()), statusMap(t, pending)},
 			want: []string{"pod default/big: did not trigger a scale-up", "node group cpu: the pod does not fit a new node: Insufficient nvidia.com/gpu",
-				"\n  node group gpu: chosen for other pods; 0 of 1 equivalent pods fit its new nodes\n", "the same holds for default/big-2",
+				"\n  node group gpu: chosen for other pods; 0 of 1 equivalent pods fit its new nodes\n", "the same holds for 1 equivalent pod(s): default/big-2",
 				"kube-scheduler: 0/1 nodes are available", "(status written at 2026-03-01T09:59:55Z (5s ago))"}},
 		{name: "pod with a TriggeredScaleUp event waits for its node", arg: "default/web",
-			objs: []runtime.Object{unschedulable(builder.Pod("web").Namespace("default").Build()), statusMap(t, controller.Status{}),
+			objs: []runtime.Object{unschedulable(builder.Pod("web").Namespace("default").Build()), statusMap(t, status.Document{}),
 				podEvent("web", ReasonNotTriggerScaleUp, "old", now.Add(-time.Minute)),
 				podEvent("web", ReasonTriggeredScaleUp, "pod triggered scale-up: [{gpu 1->2 (max: 4)}]", now.Add(-10*time.Second))},
 			want: []string{"triggered a scale-up and waits for the new node", "[{gpu 1->2 (max: 4)}] (10s ago)"}},
@@ -101,7 +102,7 @@ func TestPod(t *testing.T) {
 			objs: []runtime.Object{builder.Pod("web").Namespace("default").OnNode("n1").Build()},
 			want: []string{"is scheduled on node n1"}},
 		{name: "a pod the scheduler has not judged", arg: "default/new",
-			objs: []runtime.Object{builder.Pod("new").Namespace("default").Build(), statusMap(t, controller.Status{})},
+			objs: []runtime.Object{builder.Pod("new").Namespace("default").Build(), statusMap(t, status.Document{})},
 			want: []string{"not marked unschedulable by kube-scheduler yet"}},
 	}
 	for _, tc := range cases {
@@ -143,13 +144,18 @@ func TestNode(t *testing.T) {
 	unneeded.Spec.Taints = []v1.Taint{{Key: scaledown.TaintDeletionCandidate, Value: strconv.FormatInt(now.Add(-90*time.Second).Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}}
 	removing := builder.Node("going").Build()
 	removing.Spec.Taints = []v1.Taint{{Key: scaledown.TaintToBeDeleted, Value: strconv.FormatInt(now.Add(-3*time.Second).Unix(), 10), Effect: v1.TaintEffectNoSchedule}}
-	st := statusMap(t, controller.Status{KeptNodes: []controller.KeptStatus{
-		{Node: "pdb", Reason: "pod default/db-0: PodDisruptionBudget default/db allows no more disruptions (0 allowed, 0 left in this loop) (NotEnoughPdb)"},
-		{Node: "bare", Reason: "pod default/orphan has no controller to recreate it; annotate it cluster-autoscaler.kubernetes.io/safe-to-evict=true to let it move (NotReplicated)"},
-		{Node: "full", Reason: "pod default/big fits on no other node (Insufficient)"},
-		{Node: "idle", Reason: "unneeded for 1m30s of 10m0s (--scale-down-unneeded-time)"},
+	ref := func(name string) *status.Ref { return &status.Ref{Namespace: "default", Name: name} }
+	st := statusMap(t, status.Document{Nodes: []status.Node{
+		{Name: "pdb", State: status.NodeKept, Reason: "BlockedByPod", Pod: ref("db-0"), DrainRule: "NotEnoughPdb",
+			Message: "pod default/db-0: PodDisruptionBudget default/db allows no more disruptions (0 allowed, 0 left in this loop)"},
+		{Name: "bare", State: status.NodeKept, Reason: "BlockedByPod", Pod: ref("orphan"), DrainRule: "NotReplicated",
+			Message: "pod default/orphan has no controller to recreate it; annotate it cluster-autoscaler.kubernetes.io/safe-to-evict=true to let it move"},
+		{Name: "full", State: status.NodeKept, Reason: "NoPlaceToMovePods", Pod: ref("big"), Message: "pod default/big fits on no other node (Insufficient)"},
+		{Name: "idle", State: status.NodeUnneeded, Reason: "NotUnneededLongEnough", Message: "unneeded for 1m30s of 10m0s (--scale-down-unneeded-time)"},
+		{Name: "min", State: status.NodeKept, Reason: "NodeGroupMinSizeReached", Message: "node group gpu is at its minimum size 1"},
 	}})
-	e := explainer(t, nil, builder.Node("pdb").Build(), builder.Node("bare").Build(), unneeded, removing, builder.Node("busy").Build(), builder.Node("full").Build(), st)
+	e := explainer(t, nil, builder.Node("pdb").Build(), builder.Node("bare").Build(), unneeded, removing, builder.Node("busy").Build(),
+		builder.Node("full").Build(), builder.Node("min").Build(), st)
 	cases := []struct {
 		node string
 		want []string
@@ -158,10 +164,11 @@ func TestNode(t *testing.T) {
 			"rule: NotEnoughPdb", "why: pod default/db-0: PodDisruptionBudget default/db allows no more disruptions (0 allowed, 0 left in this loop)\n"}},
 		{"bare", []string{"is not removed: pod default/orphan cannot be moved (NotReplicated)", "blocking pod: default/orphan\n",
 			"why: pod default/orphan has no controller to recreate it"}},
-		{"idle", []string{"is not removed", "unneeded for 1m30s of 10m0s", "unneeded since 2026-03-01T09:58:30Z (1m30s ago)"}},
+		{"idle", []string{"is unneeded and waits: unneeded for 1m30s of 10m0s", "unneeded since 2026-03-01T09:58:30Z (1m30s ago)"}},
 		{"going", []string{"is being removed", "3s ago"}},
-		{"busy", []string{"is not listed as kept"}},
-		{"full", []string{"full: is not removed\n", "pod default/big fits on no other node (Insufficient)"}},
+		{"busy", []string{"is not listed in the last loop's status"}},
+		{"full", []string{"full: is not removed: pod default/big fits on no other node\n", "pod default/big fits on no other node (Insufficient)"}},
+		{"min", []string{"min: is not removed\n", "node group gpu is at its minimum size 1 (NodeGroupMinSizeReached)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.node, func(t *testing.T) {

@@ -2,7 +2,8 @@ package explain
 
 import (
 	"context"
-	"regexp"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Event reasons the autoscaler gives nodes.
@@ -19,16 +20,6 @@ const (
 	ReasonScaleDown       = "ScaleDown"
 	ReasonScaleDownFailed = "ScaleDownFailed"
 )
-
-// blockedMessage is how the drain rules word a blocking pod: "pod NS/NAME
-// why (Code)" or "pod NS/NAME: why (Code)".
-var blockedMessage = regexp.MustCompile(`^pod (\S+?):? (.*) \((\w+)\)$`)
-
-// blockCodes are the drain rules' codes that keep a node for a pod.
-var blockCodes = map[drain.Code]bool{
-	drain.CodeNotReplicated: true, drain.CodeCustomController: true, drain.CodeSystemPod: true,
-	drain.CodeNotSafeToEvict: true, drain.CodeLocalStorage: true, drain.CodeNotEnoughPDB: true, drain.CodeInvalidPDB: true,
-}
 
 // Node explains why a node is or is not being removed.
 func (e *Explainer) Node(ctx context.Context, name string) (Report, error) {
@@ -53,24 +44,32 @@ func (e *Explainer) Node(ctx context.Context, name string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	for _, k := range st.KeptNodes {
-		if k.Node != name {
-			continue
+	if n, ok := st.FindNode(name); ok {
+		switch {
+		case n.State == status.NodeRemoving:
+			r.Verdict = "is being removed"
+		case n.State == status.NodeUnneeded:
+			r.Verdict = "is unneeded and waits: " + n.Message
+		case n.Pod != nil && n.Reason == string(scaledown.ReasonBlockedByPod):
+			r.Verdict = "is not removed: pod " + n.Pod.String() + " cannot be moved (" + n.DrainRule + ")"
+			r.add("blocking pod: %s", n.Pod.String())
+			r.add("rule: %s", n.DrainRule)
+			r.add("why: %s", n.Message)
+		case n.Pod != nil && n.Reason == string(scaledown.ReasonNoPlaceToMovePods):
+			r.Verdict = "is not removed: pod " + n.Pod.String() + " fits on no other node"
+			r.add("%s", n.Message)
+		default:
+			r.Verdict = "is not removed"
+			r.add("%s (%s)", n.Message, n.Reason)
 		}
-		r.Verdict = "is not removed"
-		if m := blockedMessage.FindStringSubmatch(k.Reason); m != nil && blockCodes[drain.Code(m[3])] {
-			r.Verdict = "is not removed: pod " + m[1] + " cannot be moved (" + m[3] + ")"
-			r.add("blocking pod: %s", m[1])
-			r.add("rule: %s", m[3])
-			r.add("why: %s", strings.TrimSuffix(k.Reason, " ("+m[3]+")"))
-		} else {
-			r.add("%s", k.Reason)
+	} else {
+		r.Verdict = "is not listed in the last loop's status"
+		switch {
+		case st.Omitted != nil && st.Omitted.Nodes > 0:
+			r.add("the status left out %d node(s) to stay under the ConfigMap size; kept nodes by reason: %s", st.Omitted.Nodes, reasonCounts(st.NodeReasons))
+		default:
+			r.add("it is either about to be removed or outside the node groups the autoscaler manages")
 		}
-		break
-	}
-	if r.Verdict == "" {
-		r.Verdict = "is not listed as kept in the last loop"
-		r.add("it is either about to be removed or outside the node groups the autoscaler manages")
 	}
 	if at, ok := taintTime(node, scaledown.TaintDeletionCandidate); ok {
 		r.add("unneeded since %s (%s): marked %s", at.UTC().Format(time.RFC3339), e.ago(at), scaledown.TaintDeletionCandidate)
@@ -94,4 +93,18 @@ func taintTime(node *v1.Node, key string) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	return time.Time{}, false
+}
+
+// reasonCounts writes "NotUnderutilized 4000, BlockedByPod 3".
+func reasonCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,13 +2,13 @@ package explain
 
 import (
 	"context"
-	"slices"
+	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/controller"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Event reasons the autoscaler gives pods.
@@ -66,8 +66,11 @@ func (e *Explainer) Pod(ctx context.Context, arg string) (Report, error) {
 		r.Verdict = "triggered a scale-up and waits for the new node"
 		r.add("%s (%s)", last.Message, e.ago(eventTime(*last)))
 		for _, g := range st.NodeGroups {
-			if g.ScaleUp.Status != "NoActivity" {
-				r.add("node group %s: scale-up %s %s", g.Name, g.ScaleUp.Status, g.ScaleUp.Message)
+			switch {
+			case g.ScaleUp.BackoffInfo != nil:
+				r.add("node group %s: scale-up %s: %s", g.Name, g.ScaleUp.Status, g.ScaleUp.BackoffInfo.ErrorMessage)
+			case g.ScaleUp.Status != status.ActivityNone:
+				r.add("node group %s: scale-up %s", g.Name, g.ScaleUp.Status)
 			}
 		}
 		return r, nil
@@ -85,23 +88,24 @@ func (e *Explainer) Pod(ctx context.Context, arg string) (Report, error) {
 	return r, nil
 }
 
-// pendingReasons finds the pod in the status and splits its reasons, one
-// per node group.
-func pendingReasons(st *controller.Status, key string) ([]string, bool) {
-	for _, p := range st.PendingPods {
-		if slices.Contains(p.Pods, key) {
-			// One line per group: a group's own reason may hold "; " too.
-			lines := strings.Split(p.Reason, "; node group ")
-			for i := 1; i < len(lines); i++ {
-				lines[i] = "node group " + lines[i]
-			}
-			if len(p.Pods) > 1 {
-				lines = append(lines, "the same holds for "+strings.Join(others(p.Pods, key), ", "))
-			}
-			return lines, true
+// pendingReasons finds the pod in the status: one line per node group.
+func pendingReasons(st *status.Document, key string) ([]string, bool) {
+	p, ok := st.FindPending(key)
+	if !ok {
+		return nil, false
+	}
+	lines := make([]string, 0, len(p.Reasons)+1)
+	for _, r := range p.Reasons {
+		if r.Group == "" {
+			lines = append(lines, r.Message)
+		} else {
+			lines = append(lines, "node group "+r.Group+": "+r.Message)
 		}
 	}
-	return nil, false
+	if p.Count > 1 {
+		lines = append(lines, fmt.Sprintf("the same holds for %d equivalent pod(s): %s", p.Count-1, strings.Join(others(p.Pods, key), ", ")))
+	}
+	return lines, true
 }
 
 func others(all []string, key string) []string {

@@ -24,6 +24,8 @@ type world struct {
 	t     *testing.T
 	snap  *snapshot.Snapshot
 	state *clusterstate.State
+	// shrinks are the target decreases the last plan's reconciliation made.
+	shrinks []clusterstate.Shrink
 	ds    []*appsv1.DaemonSet
 }
 
@@ -63,25 +65,26 @@ func (w *world) plan(opts scaleup.Options, now time.Time, pending ...*v1.Pod) sc
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	shrinks := w.state.Update(w.snap, now)
-	plan, err := p.Plan(scaleup.Input{Now: now, Snapshot: w.snap, Pending: pending, DaemonSets: w.ds, State: w.state, Shrinks: shrinks})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return plan
-}
-
-// apply does what the actuator would: raise targets, shrink targets, and
-// record the scale-ups in the state.
-func (w *world) apply(plan scaleup.Plan, now time.Time) {
-	w.t.Helper()
-	for _, s := range plan.Shrinks {
+	// As the loop does: reconcile, give back what timed out, then plan.
+	w.shrinks = w.state.Update(w.snap, now).Shrinks
+	for _, s := range w.shrinks {
 		g := *w.snap.NodeGroup(s.Group)
 		g.TargetSize -= s.Delta
 		if err := w.snap.SetNodeGroup(g); err != nil {
 			w.t.Fatal(err)
 		}
 	}
+	plan, err := p.Plan(scaleup.Input{Now: now, Snapshot: w.snap, Pending: pending, DaemonSets: w.ds, State: w.state})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return plan
+}
+
+// apply does what the actuator would: raise targets and record the
+// scale-ups in the state.
+func (w *world) apply(plan scaleup.Plan, now time.Time) {
+	w.t.Helper()
 	for _, su := range plan.ScaleUps {
 		g := *w.snap.NodeGroup(su.Group)
 		g.TargetSize = su.NewTarget

@@ -7,15 +7,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 )
 
 // Plan is what one scale-up pass decided.
 type Plan struct {
 	// ScaleUps are the target-size increases to make, sorted by group.
 	ScaleUps []ScaleUp
-	// Shrinks bring back the targets of groups whose nodes never came.
-	Shrinks []clusterstate.Shrink
 	// Triggered are the pods the scale-ups are for.
 	Triggered []*v1.Pod
 	// WillSchedule are pending pods that fit on existing or upcoming nodes.
@@ -55,8 +52,14 @@ type PendingPods struct {
 
 // GroupReason is why one group (or "" for the whole cluster) cannot help.
 type GroupReason struct {
-	Group  string
-	Reason string
+	Group string
+	// Reason is a stable code; Message says the same for people, with the
+	// numbers and the flag to change.
+	Reason  Reason
+	Message string
+	// Predicate names the scheduling check a template node failed, for
+	// ReasonNotFit.
+	Predicate string
 }
 
 // Message joins the reasons the way an event shows them.
@@ -64,9 +67,9 @@ func (p PendingPods) Message() string {
 	parts := make([]string, 0, len(p.Reasons))
 	for _, r := range p.Reasons {
 		if r.Group == "" {
-			parts = append(parts, r.Reason)
+			parts = append(parts, r.Message)
 		} else {
-			parts = append(parts, fmt.Sprintf("node group %s: %s", r.Group, r.Reason))
+			parts = append(parts, fmt.Sprintf("node group %s: %s", r.Group, r.Message))
 		}
 	}
 	return strings.Join(parts, "; ")

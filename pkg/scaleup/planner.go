@@ -23,11 +23,10 @@ type Input struct {
 	// Pending are the pods the scheduler marked unschedulable.
 	Pending    []*v1.Pod
 	DaemonSets []*appsv1.DaemonSet
-	// State is read, not changed: the caller records scale-ups once made.
+	// State is read, not changed: backoffs, nodes still starting, and the
+	// upcoming nodes of each group as State.Update found them on this
+	// snapshot (target decreases decided this loop already applied).
 	State *clusterstate.State
-	// Shrinks are target decreases decided this loop (from State.Update),
-	// to be reflected before planning.
-	Shrinks []clusterstate.Shrink
 }
 
 // Planner plans scale-ups. It keeps only the expander chain (and its
@@ -84,7 +83,6 @@ type candidate struct {
 // it is unchanged afterwards.
 func (p *Planner) Plan(in Input) (Plan, error) {
 	r := &run{Planner: p, in: &in, snap: in.Snapshot, checker: predicates.New(in.Snapshot)}
-	r.plan.Shrinks = in.Shrinks
 	pods := r.admissible(in.Pending)
 	if len(pods) == 0 {
 		return r.plan, nil
@@ -95,9 +93,6 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	}
 	r.snap.Fork()
 	defer func() { _ = r.snap.Revert() }()
-	if err := r.applyShrinks(); err != nil {
-		return r.plan, err
-	}
 	if r.templates, err = templatesFor(r.snap, &in); err != nil {
 		return r.plan, err
 	}
@@ -118,10 +113,10 @@ func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
 	for _, pod := range pending {
 		switch {
 		case priority(pod) < r.opts.ExpendablePodsPriorityCutoff:
-			r.pending([]*v1.Pod{pod}, GroupReason{Reason: fmt.Sprintf(
+			r.pending([]*v1.Pod{pod}, GroupReason{Reason: ReasonExpendable, Message: fmt.Sprintf(
 				"pod priority %d is below --expendable-pods-priority-cutoff %d", priority(pod), r.opts.ExpendablePodsPriorityCutoff)})
 		case r.in.Now.Sub(pod.CreationTimestamp.Time) < r.opts.NewPodScaleUpDelay:
-			r.pending([]*v1.Pod{pod}, GroupReason{Reason: fmt.Sprintf(
+			r.pending([]*v1.Pod{pod}, GroupReason{Reason: ReasonTooNew, Message: fmt.Sprintf(
 				"pod is younger than --new-pod-scale-up-delay %s", r.opts.NewPodScaleUpDelay)})
 		default:
 			out = append(out, pod)
@@ -133,21 +128,6 @@ func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
 func (r *run) pending(pods []*v1.Pod, reasons ...GroupReason) {
 	sortReasons(reasons)
 	r.plan.Pending = append(r.plan.Pending, PendingPods{Pods: pods, Reasons: reasons})
-}
-
-func (r *run) applyShrinks() error {
-	for _, s := range r.in.Shrinks {
-		g := r.snap.NodeGroup(s.Group)
-		if g == nil {
-			continue
-		}
-		ng := *g
-		ng.TargetSize = max(ng.TargetSize-s.Delta, 0)
-		if err := r.snap.SetNodeGroup(ng); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // scaleUp estimates every group, lets the expanders choose, balances the
@@ -162,9 +142,10 @@ func (r *run) scaleUp(classes []*Class) error {
 	totals := limits.Of(r.snap)
 	for _, g := range r.snap.NodeGroups() {
 		why, maxNodes, bound := r.groupHeadroom(g, totals)
-		if why != "" {
+		if why.Reason != "" {
+			why.Group = g.ID
 			for i := range reasons {
-				reasons[i] = append(reasons[i], GroupReason{g.ID, why})
+				reasons[i] = append(reasons[i], why)
 			}
 			continue
 		}
@@ -174,7 +155,8 @@ func (r *run) scaleUp(classes []*Class) error {
 		}
 		for i, res := range est.Reasons {
 			if !res.Fits() {
-				reasons[i] = append(reasons[i], GroupReason{g.ID, res.Message("template")})
+				reasons[i] = append(reasons[i], GroupReason{Group: g.ID, Reason: ReasonNotFit,
+					Predicate: res.Predicate.String(), Message: res.Message("template")})
 			}
 		}
 		if est.PodCount > 0 {
@@ -216,10 +198,11 @@ func (r *run) scaleUp(classes []*Class) error {
 		if n == len(c.Pods) {
 			continue
 		}
-		rs := append(reasons[i], GroupReason{chosen.Group.ID, fmt.Sprintf("%s; %d of %d equivalent pods fit its new nodes", leftover, n, len(c.Pods))})
+		rs := append(reasons[i], GroupReason{Group: chosen.Group.ID, Reason: ReasonPartial,
+			Message: fmt.Sprintf("%s; %d of %d equivalent pods fit its new nodes", leftover, n, len(c.Pods))})
 		for _, other := range cands {
 			if other.option.Group.ID != chosen.Group.ID && other.placed[i] > 0 {
-				rs = append(rs, GroupReason{other.option.Group.ID, fmt.Sprintf(
+				rs = append(rs, GroupReason{Group: other.option.Group.ID, Reason: ReasonOtherGroupChosen, Message: fmt.Sprintf(
 					"could take %d of these pods; node group %s was chosen this loop", other.placed[i], chosen.Group.ID)})
 			}
 		}
@@ -228,29 +211,31 @@ func (r *run) scaleUp(classes []*Class) error {
 	return nil
 }
 
-// groupHeadroom says why a group cannot grow at all ("" when it can), how
-// many nodes it may add, and which limit sets that number.
-func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (string, int, string) {
+// groupHeadroom says why a group cannot grow at all (a zero GroupReason
+// when it can), how many nodes it may add, and which limit sets that
+// number.
+func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (GroupReason, int, string) {
 	if r.templates[g.ID] == nil {
-		return "has no template node to scale up from", 0, ""
+		return GroupReason{Reason: ReasonNoTemplate, Message: "has no template node to scale up from"}, 0, ""
 	}
-	if off, until, why := r.in.State.BackedOff(g.ID, r.in.Now); off {
-		return fmt.Sprintf("backed off until %s after a failed scale-up (%s)", until.UTC().Format(time.RFC3339), why), 0, ""
+	if b, off := r.in.State.BackedOff(g.ID, r.in.Now); off {
+		return GroupReason{Reason: ReasonBackedOff, Message: fmt.Sprintf("backed off until %s after a failed scale-up (%s)",
+			b.Until.UTC().Format(time.RFC3339), b.Message)}, 0, ""
 	}
 	room, bound := g.MaxSize-g.TargetSize, fmt.Sprintf("max size %d", g.MaxSize)
 	if room <= 0 {
-		return bound + " reached", 0, bound
+		return GroupReason{Reason: ReasonMaxSize, Message: bound + " reached"}, 0, bound
 	}
 	if r.opts.MaxNodesPerScaleUp < room {
 		room, bound = r.opts.MaxNodesPerScaleUp, fmt.Sprintf("--max-nodes-per-scaleup %d", r.opts.MaxNodesPerScaleUp)
 	}
 	if n, limit := r.opts.Limits.Headroom(totals, limits.NodeTotals(g.Template)); n < room {
 		if n == 0 {
-			return fmt.Sprintf("cluster limit %s reached", limit), 0, limit
+			return GroupReason{Reason: ReasonClusterLimit, Message: fmt.Sprintf("cluster limit %s reached", limit)}, 0, limit
 		}
 		room, bound = n, "cluster limit "+limit
 	}
-	return "", room, bound
+	return GroupReason{}, room, bound
 }
 
 // preferCPUGroupsForCPUPods drops GPU groups from options that schedule no

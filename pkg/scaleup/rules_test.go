@@ -176,9 +176,9 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 		w.apply(plan, now)
 		now = now.Add(16 * time.Minute)
 		w.apply(w.plan(opts("random"), now, pod), now) // times out, shrinks, backs off
-		_, until, _ := w.state.BackedOff("gpu", now)
-		untils = append(untils, until.Sub(now))
-		now = until
+		b, _ := w.state.BackedOff("gpu", now)
+		untils = append(untils, b.Until.Sub(now))
+		now = b.Until
 	}
 	want := []time.Duration{5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, 30 * time.Minute}
 	if fmt.Sprint(untils) != fmt.Sprint(want) {
@@ -188,8 +188,8 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 	w.apply(plan, now)
 	now = now.Add(16 * time.Minute)
 	w.plan(opts("random"), now.Add(4*time.Hour), pod) // a failure long after the last one
-	_, until, _ := w.state.BackedOff("gpu", now.Add(4*time.Hour))
-	if got := until.Sub(now.Add(4 * time.Hour)); got != 5*time.Minute {
+	b, _ := w.state.BackedOff("gpu", now.Add(4*time.Hour))
+	if got := b.Until.Sub(now.Add(4 * time.Hour)); got != 5*time.Minute {
 		t.Errorf("backoff after 3h without failure = %v, want 5m", got)
 	}
 }

@@ -129,8 +129,8 @@ func TestPriorityFallbackAfterProvisioningTimeout(t *testing.T) {
 	}
 	// After 15 minutes without the node: p3 is backed off, its target comes back, p2 is next.
 	late := w.plan(o, t0.Add(16*time.Minute), pod)
-	if len(late.Shrinks) != 1 || late.Shrinks[0].Group != "eks-p3-node-group" || late.Shrinks[0].Delta != 1 {
-		t.Fatalf("shrinks = %+v, want p3 by 1", late.Shrinks)
+	if len(w.shrinks) != 1 || w.shrinks[0].Group != "eks-p3-node-group" || w.shrinks[0].Delta != 1 {
+		t.Fatalf("shrinks = %+v, want p3 by 1", w.shrinks)
 	}
 	if got := summary(late); got != "eks-p2-node-group+1" {
 		t.Fatalf("fallback = %q, want p2", got)

@@ -2,7 +2,6 @@ package scaleup
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,9 +14,10 @@ import (
 )
 
 // addUpcoming puts into the (forked) snapshot the nodes that are on their
-// way: nodes a group was asked for that have not registered, and registered
-// nodes still starting, simulated as they will be once started. Pending
-// pods that fit there must not order new nodes.
+// way: nodes a group was asked for that have not registered (as
+// State.Upcoming counts them: instances that never joined are not on their
+// way), and registered nodes still starting, simulated as they will be
+// once started. Pending pods that fit there must not order new nodes.
 func (r *run) addUpcoming() error {
 	for _, ni := range r.starting {
 		tmpl := r.snap.NodeGroup(ni.Group).Template
@@ -37,8 +37,7 @@ func (r *run) addUpcoming() error {
 		if t == nil {
 			continue
 		}
-		n := g.TargetSize - len(r.snap.NodesInGroup(g.ID))
-		for i := 0; i < n; i++ {
+		for i := range r.in.State.Upcoming(g.ID) {
 			if _, err := t.AddNode(r.snap, fmt.Sprintf("upcoming-%s-%d", g.ID, i)); err != nil {
 				return err
 			}
@@ -62,9 +61,10 @@ func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 			}
 		}
 	}
+	readiness := r.in.State.Options().Readiness
 	kept := node.Spec.Taints[:0]
 	for _, t := range node.Spec.Taints {
-		if !slices.Contains(clusterstate.StartupTaints, t.Key) {
+		if !readiness.Ignorable(t.Key) {
 			kept = append(kept, t)
 		}
 	}

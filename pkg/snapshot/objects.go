@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -25,7 +26,32 @@ type NodeGroup struct {
 	PricePerHour float64
 	// Spot marks groups of interruptible (spot, preemptible) capacity.
 	Spot bool
+	// Instances are the machines the cloud holds for the group, registered
+	// as nodes or not, when the provider can list them (InstancesListed);
+	// the autoscaler finds instances that never join through them.
+	Instances       []Instance
+	InstancesListed bool
 }
+
+// Instance is one machine of a node group as the cloud sees it.
+type Instance struct {
+	// ProviderID is the Node.Spec.ProviderID the instance registers with.
+	ProviderID string
+	State      InstanceState
+	// CreatedAt is when the cloud created the instance; zero when the
+	// provider cannot tell.
+	CreatedAt time.Time
+}
+
+// InstanceState is an instance's life-cycle state.
+type InstanceState uint8
+
+// Instance states.
+const (
+	InstanceRunning InstanceState = iota
+	InstanceCreating
+	InstanceDeleting
+)
 
 func (g *NodeGroup) validate() error {
 	switch {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
+	"github.com/gpuscale/gpuscale/internal/run"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/gce"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter"
@@ -91,10 +91,7 @@ func TestRendered(t *testing.T) {
 
 			monitors := len(objs.ofKind("ServiceMonitor")) > 0
 			dcgmSim := objs[key("Deployment", namespace, dcgmSimName)] != nil
-			shell, err := cfg.Shell()
-			if err != nil {
-				t.Fatal(err)
-			}
+			shell := cfg.Shell
 			switch values {
 			case "":
 				if monitors || dcgmSim {
@@ -160,7 +157,7 @@ func TestBadValues(t *testing.T) {
 	}
 }
 
-func checkAutoscaler(t *testing.T, objs objects) *app.ClusterAutoscalerConfig {
+func checkAutoscaler(t *testing.T, objs objects) *run.ClusterAutoscalerOptions {
 	t.Helper()
 	var d appsv1.Deployment
 	objs.typed(t, key("Deployment", namespace, autoscalerName), &d)
@@ -173,22 +170,24 @@ func checkAutoscaler(t *testing.T, objs objects) *app.ClusterAutoscalerConfig {
 	}
 	// The real flag set parses and validates the rendered arguments.
 	fs := pflag.NewFlagSet("cluster-autoscaler", pflag.ContinueOnError)
-	cfg := app.ClusterAutoscalerFlags(fs)
+	cfg := run.NewClusterAutoscalerOptions()
+	cfg.AddFlags(fs)
 	if err := fs.Parse(c.Args[1:]); err != nil {
 		t.Fatalf("autoscaler args %q: %v", c.Args[1:], err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("autoscaler args %q: %v", c.Args[1:], err)
 	}
-	if !cfg.LeaderElect || cfg.LeaderElectResourceName != "cluster-autoscaler" || cfg.LeaderElectResourceNamespace != "" {
+	s := cfg.Shell
+	if le := s.LeaderElection; !le.Enabled || le.Name != "cluster-autoscaler" || le.Namespace != s.Namespace {
 		t.Errorf("leader election: --leader-elect=%v, lease %q in %q; want on, cluster-autoscaler in --namespace",
-			cfg.LeaderElect, cfg.LeaderElectResourceName, cfg.LeaderElectResourceNamespace)
+			le.Enabled, le.Name, le.Namespace)
 	}
-	if cfg.Namespace != namespace {
-		t.Errorf("--namespace=%q, want the release namespace %q", cfg.Namespace, namespace)
+	if s.Namespace != namespace {
+		t.Errorf("--namespace=%q, want the release namespace %q", s.Namespace, namespace)
 	}
-	if port := addressPort(t, cfg.Address); containerPort(c, "metrics") != port {
-		t.Errorf("--address=%s but container port metrics is %d", cfg.Address, containerPort(c, "metrics"))
+	if port := addressPort(t, s.Address); containerPort(c, "metrics") != port {
+		t.Errorf("--address=%s but container port metrics is %d", s.Address, containerPort(c, "metrics"))
 	}
 	if got := d.Spec.Template.Annotations["cluster-autoscaler.kubernetes.io/safe-to-evict"]; got != "false" {
 		t.Errorf("autoscaler pods: safe-to-evict annotation %q, want \"false\"", got)
@@ -313,10 +312,10 @@ func checkAdapterConfig(t *testing.T, objs objects, d *appsv1.Deployment, path s
 	}
 }
 
-func checkAWS(t *testing.T, objs objects, cfg *app.ClusterAutoscalerConfig, shell app.ShellOptions) {
+func checkAWS(t *testing.T, objs objects, cfg *run.ClusterAutoscalerOptions, shell run.ShellOptions) {
 	t.Helper()
-	if cfg.CloudProvider != "aws" {
-		t.Errorf("--cloud-provider=%s, want aws", cfg.CloudProvider)
+	if shell.CloudProvider != "aws" {
+		t.Errorf("--cloud-provider=%s, want aws", shell.CloudProvider)
 	}
 	// The name the IAM role's trust policy of the EKS guide names.
 	sa := serviceAccount(t, objs, "cluster-autoscaler")
@@ -332,14 +331,14 @@ func checkAWS(t *testing.T, objs objects, cfg *app.ClusterAutoscalerConfig, shel
 	}
 }
 
-func checkGCE(t *testing.T, objs objects, cfg *app.ClusterAutoscalerConfig, shell app.ShellOptions) {
+func checkGCE(t *testing.T, objs objects, cfg *run.ClusterAutoscalerOptions, shell run.ShellOptions) {
 	t.Helper()
-	if cfg.CloudProvider != "gce" || cfg.Expander != "price" {
-		t.Errorf("--cloud-provider=%s --expander=%s, want gce and price", cfg.CloudProvider, cfg.Expander)
+	if exp := cfg.Decision.Decision.Autoscaler.ScaleUp.Expander; shell.CloudProvider != "gce" || exp != "price" {
+		t.Errorf("--cloud-provider=%s --expander=%s, want gce and price", shell.CloudProvider, exp)
 	}
-	gc, err := gce.ParseConfig([]byte(mountedFile(t, objs, autoscalerName, cfg.CloudConfig)))
+	gc, err := gce.ParseConfig([]byte(mountedFile(t, objs, autoscalerName, shell.CloudConfig)))
 	if err != nil {
-		t.Fatalf("--cloud-config=%s: %v", cfg.CloudConfig, err)
+		t.Fatalf("--cloud-config=%s: %v", shell.CloudConfig, err)
 	}
 	if gc.Project == "" || len(gc.Zones) == 0 {
 		t.Errorf("GCE cloud config %+v: auto-discovery needs the project and zones", gc)
@@ -358,10 +357,10 @@ func checkGCE(t *testing.T, objs objects, cfg *app.ClusterAutoscalerConfig, shel
 	}
 }
 
-func checkKwok(t *testing.T, objs objects, cfg *app.ClusterAutoscalerConfig) {
+func checkKwok(t *testing.T, objs objects, cfg *run.ClusterAutoscalerOptions) {
 	t.Helper()
-	if cfg.CloudProvider != "kwok" || cfg.CloudConfig != "" {
-		t.Errorf("--cloud-provider=%s --cloud-config=%q, want kwok reading its ConfigMap", cfg.CloudProvider, cfg.CloudConfig)
+	if s := cfg.Shell; s.CloudProvider != "kwok" || s.CloudConfig != "" {
+		t.Errorf("--cloud-provider=%s --cloud-config=%q, want kwok reading its ConfigMap", s.CloudProvider, s.CloudConfig)
 	}
 	var cm v1.ConfigMap
 	objs.typed(t, key("ConfigMap", namespace, kwok.ConfigMapName), &cm)

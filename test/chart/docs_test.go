@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
+	"github.com/gpuscale/gpuscale/internal/run"
 )
 
 // TestMigrationGuideFlags keeps the flag tables of
@@ -28,7 +28,7 @@ func TestMigrationGuideFlags(t *testing.T) {
 	}
 
 	fs := pflag.NewFlagSet("cluster-autoscaler", pflag.ContinueOnError)
-	app.ClusterAutoscalerFlags(fs)
+	run.NewClusterAutoscalerOptions().AddFlags(fs)
 
 	rows := map[string]bool{}
 	for _, line := range strings.Split(kept, "\n") {

@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 	"github.com/gpuscale/gpuscale/internal/run"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
@@ -85,8 +84,12 @@ func TestAutoscalerRBACOnCluster(t *testing.T) {
 		"--kubeconfig="+proxy.kubeconfig(t), "--scan-interval=1s", "--scale-down-unneeded-time=3s",
 		"--scale-down-delay-after-add=0s", "--max-drain-parallelism=0", "--address=127.0.0.1:0")
 	fs := pflag.NewFlagSet("cluster-autoscaler", pflag.ContinueOnError)
-	cfg := app.ClusterAutoscalerFlags(fs)
+	cfg := run.NewClusterAutoscalerOptions()
+	cfg.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -1,25 +1,13 @@
 package app
 
 import (
-	"context"
-	"errors"
-
 	"github.com/spf13/cobra"
+
+	"github.com/gpuscale/gpuscale/internal/run"
 )
 
-// ErrNotWired is what RunClusterAutoscaler returns until the live
-// controller sets it.
-var ErrNotWired = errors.New("cluster-autoscaler: the live controller is not wired into this binary (app.RunClusterAutoscaler is unset)")
-
-// RunClusterAutoscaler runs the node autoscaler with validated flags until
-// ctx is done. The live controller (pkg/controller) replaces it from main;
-// a variable keeps this package free of the controller's dependencies.
-var RunClusterAutoscaler = func(ctx context.Context, cfg *ClusterAutoscalerConfig) error {
-	return ErrNotWired
-}
-
 func newClusterAutoscalerCommand() *cobra.Command {
-	var cfg *ClusterAutoscalerConfig
+	opts := run.NewClusterAutoscalerOptions()
 	cmd := &cobra.Command{
 		Use:   "cluster-autoscaler",
 		Short: "Grow node groups for pending pods and remove underused nodes (Cluster Autoscaler flags)",
@@ -33,13 +21,13 @@ Cluster Autoscaler's names and defaults; see docs/flags.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Refuse bad values before anything starts.
-			if err := cfg.Validate(); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return RunClusterAutoscaler(cmd.Context(), cfg)
+			return run.ClusterAutoscaler(cmd.Context(), opts)
 		},
 	}
-	cfg = ClusterAutoscalerFlags(cmd.Flags())
-	cmd.Flags().SortFlags = false // keep the grouping of ClusterAutoscalerFlags
+	cmd.Flags().SortFlags = false // keep the grouping of the flag definitions
+	opts.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/dcgmsim"
 )
 
@@ -40,7 +41,7 @@ PUT /load/{namespace}/{pod} with {"util": 100, "ramp": "30s"}. See docs/dcgm-sim
   curl localhost:9400/metrics | grep DCGM_FI_DEV_GPU_UTIL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			restConfig, err := RESTConfig(cfg.Kubeconfig)
+			restConfig, err := kubeconfig.RESTConfig(cfg.Kubeconfig)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/explain"
 )
 
@@ -63,7 +64,7 @@ func runExplain(ctx context.Context, f explainFlags, kind, name string) (explain
 	if kind != "pod" && kind != "node" && kind != "hpa" {
 		return explain.Report{}, fmt.Errorf("explain: unknown kind %q: want pod, node or hpa", kind)
 	}
-	cfg, err := RESTConfig(f.Kubeconfig)
+	cfg, err := kubeconfig.RESTConfig(f.Kubeconfig)
 	if err != nil {
 		return explain.Report{}, err
 	}

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"regexp"
 	"sort"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/gpuscale/gpuscale/internal/run"
 )
 
 // execute runs the command tree with args and returns what it printed.
@@ -44,7 +45,7 @@ func TestClusterAutoscalerHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"--scale-down-utilization-threshold float", "(default 0.5)", "--nodes stringArray",
+		"--scale-down-utilization-threshold float", "(default 0.5)", "--nodes min:max:name",
 		`--namespace string`, `(default "kube-system")`, "--expander string", `(default "random")`,
 	} {
 		if !strings.Contains(out, want) {
@@ -63,44 +64,10 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// withRunner swaps RunClusterAutoscaler for the test.
-func withRunner(t *testing.T, run func(context.Context, *ClusterAutoscalerConfig) error) {
-	old := RunClusterAutoscaler
-	RunClusterAutoscaler = run
-	t.Cleanup(func() { RunClusterAutoscaler = old })
-}
-
-func TestClusterAutoscalerRunsWithTheParsedConfig(t *testing.T) {
-	var got *ClusterAutoscalerConfig
-	withRunner(t, func(_ context.Context, c *ClusterAutoscalerConfig) error { got = c; return nil })
-	// The EKS guide's command line, as users will paste it.
-	_, err := execute(t, "cluster-autoscaler", "--v=4", "--stderrthreshold=info", "--cloud-provider=aws",
-		"--skip-nodes-with-local-storage=false", "--expander=least-waste",
-		"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/my-cluster",
-		"--balance-similar-node-groups", "--skip-nodes-with-system-pods=false")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got == nil || got.Expander != "least-waste" || got.SkipNodesWithSystemPods || got.Verbosity != 4 {
-		t.Errorf("runner got %+v", got)
-	}
-}
-
 func TestBadFlagsStopStartUp(t *testing.T) {
-	withRunner(t, func(context.Context, *ClusterAutoscalerConfig) error {
-		t.Error("started with a bad flag")
-		return nil
-	})
-	_, err := execute(t, "cluster-autoscaler", "--expander=cheapest")
+	_, err := execute(t, "cluster-autoscaler", "--expander=cheapest", "--kubeconfig=/does/not/exist")
 	if err == nil || !strings.Contains(err.Error(), `--expander: unknown expander "cheapest"`) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestUnwiredRunnerSaysSo(t *testing.T) {
-	_, err := execute(t, "cluster-autoscaler", "--cloud-provider=kwok")
-	if !errors.Is(err, ErrNotWired) {
-		t.Errorf("err = %v, want ErrNotWired", err)
 	}
 }
 
@@ -117,7 +84,7 @@ func TestFlagsDocListsEveryFlag(t *testing.T) {
 		documented[m[1]] = m[2]
 	}
 	fs := pflag.NewFlagSet("doc", pflag.ContinueOnError)
-	ClusterAutoscalerFlags(fs)
+	run.NewClusterAutoscalerOptions().AddFlags(fs)
 	var missing []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		def, ok := documented[f.Name]

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/report"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
@@ -75,7 +76,7 @@ HTML page of charts on request. --compare runs several option sets side by side.
 	fs.StringVar(&f.jobs, "jobs", "", "Jobs CSV to add to the scenario's workloads, mapped by --jobs-columns.")
 	fs.StringVar(&f.jobsColumns, "jobs-columns", "submit=submit,duration=duration,gpus=gpus,cpu=cpu,memory=memory",
 		"Column mapping of --jobs: submit=,duration= (or end=),gpus=,cpu=,memory=, and time-unit=s|ms|us, cpu-unit=cores|milli, memory-unit=bytes|KiB|MiB|GiB.")
-	fs.StringVar(&f.set, "set", "", "Autoscaler options for every run, as upstream flag names: expander=price,scale-down-unneeded-time=5m.")
+	fs.StringVar(&f.set, "set", "", "Autoscaler flags for every run, as cluster-autoscaler takes them (every decision flag): expander=price,scale-down-unneeded-time=5m.")
 	fs.StringArrayVar(&f.compare, "compare", nil, "An option set to run (same form as --set); repeat to compare several side by side.")
 	fs.Int64Var(&f.seed, "seed", 0, "Override the scenario's seed.")
 	fs.DurationVar(&f.duration, "duration", 0, "Override how much virtual time to simulate (0: the scenario's).")
@@ -103,7 +104,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	base, err := scenario.ParseFlagSet(f.set)
+	base, err := autoscalerflags.ParseSettings(f.set)
 	if err != nil {
 		return fmt.Errorf("--set: %w", err)
 	}
@@ -118,19 +119,23 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	var runs []report.Run
 	for i, spec := range sets {
-		over, err := scenario.ParseFlagSet(spec)
+		over, err := autoscalerflags.ParseSettings(spec)
 		if err != nil {
 			return fmt.Errorf("--compare %d: %w", i+1, err)
 		}
-		flags := s.Autoscaler.Merge(base).Merge(over)
-		opts := engine.OptionsFor(s)
-		opts.Autoscaler, opts.ScanInterval = flags.Options(s.Seed)
-		opts.EveryLoop = f.everyLoop
-		if len(f.compare) > 0 {
-			opts.Label = spec
+		if len(f.compare) == 0 {
+			over = nil // --set alone: already the base
+		}
+		opts, err := engine.OptionsFor(s, base, over)
+		if err != nil {
+			return fmt.Errorf("option set %q: %w", spec, err)
 		}
 		if _, err := autoscaler.New(opts.Autoscaler); err != nil {
 			return fmt.Errorf("option set %q: %w", spec, err)
+		}
+		opts.EveryLoop = f.everyLoop
+		if len(f.compare) > 0 {
+			opts.Label = spec
 		}
 		finish := func() {}
 		if !f.noProgress && isTerminal(os.Stderr) {

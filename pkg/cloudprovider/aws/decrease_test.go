@@ -53,11 +53,11 @@ func TestProvisioningTimeoutShrinksANeverLaunchedScaleUp(t *testing.T) {
 	if err := snap.AddNodeInGroup(n, grp); err != nil {
 		t.Fatal(err)
 	}
-	shrinks := state.Update(snap, later)
+	shrinks := state.Update(snap, later).Shrinks
 	if len(shrinks) != 1 || shrinks[0].Group != "stuck" || shrinks[0].Delta != 2 {
 		t.Fatalf("shrinks %+v, want stuck by 2", shrinks)
 	}
-	if backedOff, _, _ := state.BackedOff("stuck", later); !backedOff {
+	if _, backedOff := state.BackedOff("stuck", later); !backedOff {
 		t.Fatal("the group is not backed off, so the expander would pick it again")
 	}
 	f.resetCalls()

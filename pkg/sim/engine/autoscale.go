@@ -1,19 +1,20 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 )
 
-// loop runs the node autoscaler once and carries its plan out the way the
-// live shell does: shrinks, then scale-ups (recorded in the node-group
-// state), then removals (drained at once: pods evicted, node deleted).
-// Soft taints are not applied: PreferNoSchedule only changes scores the
-// placement model does not compute.
+// loop runs the node autoscaler once, as the live shell does: the core
+// gets the snapshot, the pending pods, the DaemonSets, the
+// PodDisruptionBudgets and what became of earlier actions; its actions are
+// carried out through the same actuation.Carry, by simActuator.
 func (e *Engine) loop() error {
 	e.lastLoop = e.now
 	e.rec.loops++
@@ -21,101 +22,46 @@ func (e *Engine) loop() error {
 	for i, p := range e.pending {
 		pending[i] = p.pi.Pod
 	}
-	now := clock(e.now)
-	plan, err := e.auto.RunOnce(autoscaler.Input{Now: now, Snapshot: e.snap, Pending: pending})
+	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: pending, DaemonSets: e.daemonSets,
+		PDBs: e.pdbs(), Outcomes: e.outcomes}
+	e.outcomes = nil
+	plan, err := e.auto.Step(in)
 	if err != nil {
 		return err
 	}
+	if e.opts.Recorder != nil {
+		e.opts.Recorder.Record(in, plan)
+	}
 	before := e.changed
-	for _, s := range plan.ScaleUp.Shrinks {
-		if err := e.cancelNodes(e.groupByID[s.Group], s.Delta); err != nil {
-			return err
-		}
+	res := actuation.Carry(context.Background(), simActuator{e}, virtualClock{e}, plan.Actions)
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("carrying out the plan: %w", res.Errors[0])
 	}
-	for _, su := range plan.ScaleUp.ScaleUps {
-		g := e.groupByID[su.Group]
-		if g == nil {
-			return fmt.Errorf("scale-up of unknown group %q", su.Group)
-		}
-		if err := e.requestNodes(g, su.Delta); err != nil {
-			return err
-		}
-		e.auto.State().RecordScaleUp(su.Group, su.Delta, now)
-		e.rec.scaleUps++
-		e.touch()
-	}
-	for _, r := range plan.ScaleDown.Delete {
-		ni := e.snap.Node(r.Node)
-		if ni == nil {
-			continue
-		}
-		for _, pi := range append(ni.Pods[:0:0], ni.Pods...) {
-			p := e.pods[pi.Pod.Name]
-			if p == nil {
-				return fmt.Errorf("node %s holds unknown pod %s", r.Node, pi.Pod.Name)
-			}
-			if err := e.evict(p); err != nil {
-				return err
-			}
-		}
-		if err := e.removeNode(r.Node); err != nil {
-			return err
-		}
-		e.auto.State().LastScaleDownDelete = now
-		e.rec.scaleDowns++
-	}
+	e.outcomes = append(e.outcomes, res.Outcomes...)
 	acted := e.changed != before
 	e.nextLoop = e.now + e.opts.ScanInterval
 	if !acted && !e.opts.EveryLoop {
-		e.nextLoop = e.wake(plan)
+		e.nextLoop = e.wake(plan.NextDecisionAt)
 	}
 	return nil
 }
 
-// wake is when the next loop can decide differently from this one if
-// nothing else changes: the first scan tick at which one of the core's
-// timers fires. Any change before then brings the loop forward (touch).
-func (e *Engine) wake(plan autoscaler.Plan) time.Duration {
-	at := never
-	consider := func(t time.Time) {
-		if d := t.Sub(Epoch); d > e.now && d < at {
-			at = d
-		}
-	}
-	now := clock(e.now)
-	for _, u := range plan.ScaleDown.Unneeded {
-		if u.Wait > 0 {
-			consider(now.Add(u.Wait))
-		}
-	}
-	if len(plan.ScaleDown.Unneeded) > 0 && !plan.ScaleDown.CooldownUntil.IsZero() {
-		consider(plan.ScaleDown.CooldownUntil)
-	}
-	cs := e.opts.Autoscaler.ClusterState
-	for _, g := range e.groups {
-		for _, c := range g.inFlight {
-			consider(clock(c.requested).Add(cs.MaxNodeProvisionTime))
-		}
-		if _, until, _ := e.auto.State().BackedOff(g.cfg.Name, now); !until.IsZero() {
-			consider(until)
-		}
-	}
-	for _, name := range plan.ScaleUp.AwaitingGPU {
-		if ni := e.snap.Node(name); ni != nil {
-			consider(ni.Node.CreationTimestamp.Add(cs.MaxNodeStartupTime))
-		}
-	}
-	if d := e.opts.Autoscaler.ScaleUp.NewPodScaleUpDelay; d > 0 {
-		for _, p := range e.pending {
-			consider(clock(p.submit).Add(d))
-		}
-	}
-	if at == never {
+// wake is the first scan tick at or after the core's next decision time:
+// until then a loop on unchanged inputs would decide the same. Any change
+// before then brings the loop forward (touch).
+func (e *Engine) wake(at time.Time) time.Duration {
+	if at.IsZero() {
 		return never
 	}
-	tick := e.ceilTick(at)
+	tick := e.ceilTick(at.Sub(Epoch))
 	if tick <= e.now {
 		tick = e.now + e.opts.ScanInterval
 	}
 	return tick
 }
+
+// virtualClock is the engine's time for actuation.Carry.
+type virtualClock struct{ e *Engine }
+
+func (c virtualClock) Now() time.Time                  { return clock(c.e.now) }
+func (c virtualClock) Since(t time.Time) time.Duration { return clock(c.e.now).Sub(t) }

@@ -26,7 +26,10 @@ func alibabaScenario(tb testing.TB, timeScale float64) *scenario.Scenario {
 // runBench times runs of s; with perPod it also reports the cost against the
 // per-pod bound (classes.Compute), computed after the timing.
 func runBench(b *testing.B, s *scenario.Scenario, expander string, perPod bool) {
-	o := engine.OptionsFor(s)
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if expander != "" {
 		o.Autoscaler.ScaleUp.Expander = expander
 	}

@@ -37,6 +37,9 @@ type creation struct {
 	group     *groupState
 	requested time.Duration
 	canceled  bool
+	// failed: the cloud will not create it (a stockout); it never
+	// registers and goes first when the target is lowered.
+	failed bool
 }
 
 func (e *Engine) initGroups() error {
@@ -78,27 +81,54 @@ func (e *Engine) setTarget(g *groupState, target int) error {
 	})
 }
 
-// requestNodes grows a group: the nodes register after the provisioning delay.
+// requestNodes grows a group: the nodes register after the provisioning
+// delay, or, in a stockout window, are reported failed after the creation
+// failure delay.
 func (e *Engine) requestNodes(g *groupState, delta int) error {
+	out := e.stockedOut(g)
 	for i := 0; i < delta; i++ {
 		c := &creation{group: g, requested: e.now}
 		g.inFlight = append(g.inFlight, c)
+		if out {
+			e.schedule(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
+			continue
+		}
 		e.schedule(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
 	}
 	g.added += delta
 	return e.setTarget(g, g.target+delta)
 }
 
-// cancelNodes drops the newest creations still in flight (a shrink after a
-// provisioning timeout).
-func (e *Engine) cancelNodes(g *groupState, delta int) error {
-	n := 0
-	for i := len(g.inFlight) - 1; i >= 0 && n < delta; i-- {
-		if !g.inFlight[i].canceled {
-			g.inFlight[i].canceled = true
-			n++
+// stockedOut: the group's cloud has no capacity now.
+func (e *Engine) stockedOut(g *groupState) bool {
+	for _, w := range g.cfg.Stockouts {
+		if e.now >= w.From.Duration && e.now < w.To.Duration {
+			return true
 		}
 	}
+	return false
+}
+
+// cancelNodes drops creations still in flight, the failed ones first, then
+// the newest (the target lowered for nodes that never came).
+func (e *Engine) cancelNodes(g *groupState, delta int) error {
+	n := 0
+	for _, failedFirst := range []bool{true, false} {
+		for i := len(g.inFlight) - 1; i >= 0 && n < delta; i-- {
+			if c := g.inFlight[i]; !c.canceled && (c.failed || !failedFirst) {
+				c.canceled = true
+				n++
+			}
+		}
+	}
+	// A failed creation never registers: forget it once canceled.
+	kept := g.inFlight[:0]
+	for _, c := range g.inFlight {
+		if !(c.canceled && c.failed) {
+			kept = append(kept, c)
+		}
+	}
+	g.inFlight = kept
 	g.added -= n
 	return e.setTarget(g, g.target-n)
 }
@@ -132,6 +162,9 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 		e.schedule(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
 	}
 	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
+		return err
+	}
+	if err := e.placeDaemonSetPods(n); err != nil {
 		return err
 	}
 	if k := len(e.snap.NodesInGroup(g.cfg.Name)); k > g.peakNodes {

@@ -21,7 +21,10 @@ import (
 	"math/rand"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -55,12 +58,18 @@ type Options struct {
 	// Progress, when set, is called now and then with the virtual time
 	// reached and the end.
 	Progress func(now, end time.Duration)
+	// Recorder, when set, receives every loop's input and plan.
+	Recorder autoscaler.Recorder
 }
 
-// OptionsFor returns the options a scenario asks for, with its seed.
-func OptionsFor(s *scenario.Scenario) Options {
-	o, scan := s.Autoscaler.Options(s.Seed)
-	return Options{Scenario: s, Autoscaler: o, ScanInterval: scan}
+// OptionsFor returns the options a scenario asks for, with its seed,
+// and the settings of more applied over its own (--set, --compare).
+func OptionsFor(s *scenario.Scenario, more ...[]autoscalerflags.Setting) (Options, error) {
+	d, err := s.Decision(more...)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Scenario: s, Autoscaler: d.Autoscaler, ScanInterval: d.ScanInterval}, nil
 }
 
 // Engine is one simulation; use Run.
@@ -92,6 +101,13 @@ type Engine struct {
 	nextHPA, nextSample time.Duration
 	untilJobsDone       bool
 	jobs                int // Job pods in the scenario
+
+	// outcomes are what became of actions since the last loop.
+	outcomes []autoscaler.Outcome
+	// daemonSets are the scenario's, as the core sees them.
+	daemonSets []*appsv1.DaemonSet
+	// err is the first error of an action that cannot return one.
+	err error
 
 	rec recorder
 }
@@ -127,6 +143,7 @@ func newEngine(opts Options) (*Engine, error) {
 		rng:       rand.New(rand.NewSource(opts.Scenario.Seed)),
 		groupByID: map[string]*groupState{}, pods: map[string]*simPod{},
 	}
+	e.initDaemonSets()
 	if err := e.initGroups(); err != nil {
 		return nil, err
 	}
@@ -185,6 +202,9 @@ func (e *Engine) run() error {
 		if t == e.nextLoop {
 			if err := e.loop(); err != nil {
 				return err
+			}
+			if e.err != nil {
+				return e.err
 			}
 			if e.schedDirty {
 				if err := e.schedulePass(); err != nil {
@@ -261,6 +281,10 @@ func (e *Engine) handle(ev *event) error {
 		return e.register(ev.creation)
 	case evGPUs:
 		return e.advertiseGPUs(ev.node)
+	case evDeleted:
+		return e.nodeDeleted(ev.node)
+	case evCreationFailed:
+		e.creationFailed(ev.creation)
 	}
 	return nil
 }

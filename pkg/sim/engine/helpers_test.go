@@ -24,7 +24,10 @@ func parse(t *testing.T, yaml string) *scenario.Scenario {
 
 func run(t *testing.T, s *scenario.Scenario, edit ...func(*engine.Options)) *engine.Result {
 	t.Helper()
-	o := engine.OptionsFor(s)
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range edit {
 		f(&o)
 	}

@@ -21,6 +21,7 @@ const (
 	DefaultProvisioningDelay = 2 * time.Minute
 	DefaultDevicePluginDelay = time.Minute
 	DefaultHPASyncPeriod     = 15 * time.Second
+	DefaultCreationFailure   = time.Minute
 	DefaultNamespace         = "default"
 )
 
@@ -60,6 +61,12 @@ func (s *Scenario) SetDefaults() {
 	def(&s.SampleInterval, DefaultSampleInterval)
 	def(&s.ProvisioningDelay, DefaultProvisioningDelay)
 	def(&s.HPASyncPeriod, DefaultHPASyncPeriod)
+	def(&s.CreationFailureDelay, DefaultCreationFailure)
+	for i := range s.DaemonSets {
+		if s.DaemonSets[i].Namespace == "" {
+			s.DaemonSets[i].Namespace = "kube-system"
+		}
+	}
 	if s.DevicePluginDelay == nil {
 		s.DevicePluginDelay = &metav1.Duration{Duration: DefaultDevicePluginDelay}
 	}
@@ -105,7 +112,8 @@ func (s *Scenario) Validate() error {
 		field string
 		v     time.Duration
 	}{{"duration", s.Duration.Duration}, {"provisioningDelay", s.ProvisioningDelay.Duration},
-		{"devicePluginDelay", s.DevicePluginDelay.Duration}} {
+		{"devicePluginDelay", s.DevicePluginDelay.Duration}, {"nodeDeletionDelay", s.NodeDeletionDelay.Duration},
+		{"creationFailureDelay", s.CreationFailureDelay.Duration}} {
 		if d.v < 0 {
 			bad(d.field, "must not be negative, got %s", d.v)
 		}
@@ -124,11 +132,9 @@ func (s *Scenario) Validate() error {
 			bad("scheduler.resources["+string(r)+"]", "weight must be positive, got %d", w)
 		}
 	}
-	opts, scan := s.Autoscaler.Options(s.Seed)
-	if scan <= 0 {
-		bad("autoscaler.scan-interval", "must be positive, got %s", scan)
-	}
-	if _, err := autoscaler.New(opts); err != nil {
+	if d, err := s.Decision(); err != nil {
+		errs = append(errs, err)
+	} else if _, err := autoscaler.New(d.Autoscaler); err != nil {
 		bad("autoscaler", "%v", err)
 	}
 	if len(s.NodeGroups) == 0 {
@@ -144,6 +150,11 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("workloads[%d].deployment", i), "a scenario with Deployments needs a duration (they never finish)")
 		}
 		errs = append(errs, s.Workloads[i].validate(fmt.Sprintf("workloads[%d]", i), seen)...)
+	}
+	for i, d := range s.DaemonSets {
+		if msgs := validation.IsDNS1123Label(d.Name); len(msgs) > 0 {
+			bad(fmt.Sprintf("daemonSets[%d].name", i), "must be a DNS label, got %q", d.Name)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -176,6 +187,11 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad("capacity."+string(r), "must be positive, got %q", q.String())
 		}
 	}
+	for i, w := range g.Stockouts {
+		if w.From.Duration < 0 || w.To.Duration <= w.From.Duration {
+			bad(fmt.Sprintf("stockouts[%d]", i), "want 0 <= from < to, got from %s to %s", w.From.Duration, w.To.Duration)
+		}
+	}
 	return errs
 }
 
@@ -203,6 +219,16 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 		bad("jobs", "a workload is a deployment or jobs, not both")
 	case w.Deployment != nil:
 		errs = append(errs, w.Deployment.validate(path+".deployment")...)
+	}
+	if b := w.PDB; b != nil {
+		switch {
+		case (b.MinAvailable == nil) == (b.MaxUnavailable == nil):
+			bad("pdb", "give one of minAvailable and maxUnavailable")
+		case b.MinAvailable != nil && *b.MinAvailable < 0:
+			bad("pdb.minAvailable", "must not be negative, got %d", *b.MinAvailable)
+		case b.MaxUnavailable != nil && *b.MaxUnavailable < 0:
+			bad("pdb.maxUnavailable", "must not be negative, got %d", *b.MaxUnavailable)
+		}
 	}
 	for i, b := range w.Jobs {
 		p := fmt.Sprintf("jobs[%d]", i)

@@ -29,15 +29,48 @@ type Scenario struct {
 	// runs before its GPUs are allocatable (default 1m).
 	ProvisioningDelay metav1.Duration  `json:"provisioningDelay,omitempty"`
 	DevicePluginDelay *metav1.Duration `json:"devicePluginDelay,omitempty"`
+	// NodeDeletionDelay is how long a node takes to go once its removal
+	// starts: its pods' termination and the cloud's deletion (default 0).
+	// It is billed meanwhile.
+	NodeDeletionDelay metav1.Duration `json:"nodeDeletionDelay,omitempty"`
+	// CreationFailureDelay is how long the cloud takes to report a node it
+	// cannot create, in a group's stockout (default 1m).
+	CreationFailureDelay metav1.Duration `json:"creationFailureDelay,omitempty"`
 	// HPASyncPeriod is the HorizontalPodAutoscaler controller's period
 	// (--horizontal-pod-autoscaler-sync-period, default 15s).
 	HPASyncPeriod metav1.Duration `json:"hpaSyncPeriod,omitempty"`
 	Scheduler     Scheduler       `json:"scheduler,omitempty"`
 	// Autoscaler holds node autoscaler options under their upstream flag
-	// names; unset ones keep the upstream defaults.
-	Autoscaler AutoscalerFlags `json:"autoscaler,omitempty"`
+	// names (every decision flag of `gpuscale cluster-autoscaler`); unset
+	// ones keep the upstream defaults.
+	Autoscaler Settings `json:"autoscaler,omitempty"`
 	NodeGroups []NodeGroup     `json:"nodeGroups"`
 	Workloads  []Workload      `json:"workloads"`
+	// DaemonSets run a pod on every node whose taints they tolerate and
+	// whose labels match their node selector; the autoscaler counts them
+	// on template nodes.
+	DaemonSets []DaemonSet `json:"daemonSets,omitempty"`
+}
+
+// DaemonSet is a pod on every matching node.
+type DaemonSet struct {
+	Name string `json:"name"`
+	// Namespace defaults to "kube-system".
+	Namespace string      `json:"namespace,omitempty"`
+	Pod       PodTemplate `json:"pod"`
+}
+
+// Window is a span of virtual time, From inclusive, To exclusive.
+type Window struct {
+	From metav1.Duration `json:"from"`
+	To   metav1.Duration `json:"to"`
+}
+
+// PDB is a workload's PodDisruptionBudget: give one of MinAvailable and
+// MaxUnavailable, in pods.
+type PDB struct {
+	MinAvailable   *int32 `json:"minAvailable,omitempty"`
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
 }
 
 // Scheduler is the placement model's scoring.
@@ -71,6 +104,10 @@ type NodeGroup struct {
 	Capacity v1.ResourceList   `json:"capacity"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Taints   []v1.Taint        `json:"taints,omitempty"`
+	// Stockouts are windows in which the group's cloud has no capacity:
+	// nodes asked for then are never created, and the failure is reported
+	// after CreationFailureDelay.
+	Stockouts []Window `json:"stockouts,omitempty"`
 }
 
 // Workload is a Deployment or a set of Jobs; its pods share Pod.
@@ -81,6 +118,8 @@ type Workload struct {
 	Pod        PodTemplate `json:"pod"`
 	Deployment *Deployment `json:"deployment,omitempty"`
 	Jobs       []JobBatch  `json:"jobs,omitempty"`
+	// PDB is the workload's PodDisruptionBudget, if any.
+	PDB *PDB `json:"pdb,omitempty"`
 }
 
 // PodTemplate is what every pod of a workload asks for.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 )
 
 const minimal = `
@@ -43,7 +45,7 @@ func TestParseNamesTheField(t *testing.T) {
 		{"bad scoring", "name: m", "name: m\nscheduler: {scoring: Balanced}", `scheduler.scoring: must be LeastAllocated or MostAllocated, got "Balanced"`},
 		{"no duration", "duration: 10m", "duration: 0s", "workloads[0].jobs[0].duration: must be positive, got 0s"},
 		{"bad expander", "name: m", "name: m\nautoscaler: {expander: cheapest}", "autoscaler:"},
-		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `unknown field "scale-down-time"`},
+		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `--scale-down-time: not a decision flag`},
 		{"missing memory", "memory: 16Gi", "pods: 10", "nodeGroups[0].capacity.memory: must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,35 +126,49 @@ func TestSyntheticDaySize(t *testing.T) {
 	}
 }
 
-func TestFlagSets(t *testing.T) {
-	f, err := ParseFlagSet("expander=price, --scale-down-unneeded-time=5m,balance-similar-node-groups=true,max-nodes-total=40")
+// A scenario's autoscaler section takes every decision flag of
+// cluster-autoscaler, including those a hand-written list once left out,
+// and --set and --compare settings apply over it in order.
+func TestScenarioSettings(t *testing.T) {
+	sc, err := Parse([]byte(`name: m
+seed: 3
+autoscaler:
+  expander: price
+  scale-down-unneeded-time: 5m
+  cores-total: "0:1000000"
+  gpu-total: ["nvidia-a10g:0:64", "nvidia-l4:0:8"]
+  skip-nodes-with-system-pods: false
+  expendable-pods-priority-cutoff: -5
+  max-nodes-total: 1000000
+nodeGroups:
+- {name: g, maxSize: 1, pricePerHour: 1, capacity: {cpu: "4", memory: 8Gi}}
+workloads:
+- {name: w, pod: {requests: {cpu: "1"}}, jobs: [{at: 0s, duration: 1m}]}
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, scan := f.Options(3)
-	if o.ScaleUp.Expander != "price" || o.ScaleDown.UnneededTime != 5*time.Minute || !o.ScaleUp.BalanceSimilarNodeGroups ||
-		o.Limits.MaxNodesTotal != 40 || o.ScaleUp.Seed != 3 || scan != DefaultScanInterval {
-		t.Errorf("options %+v, scan %s", o, scan)
+	set, err := autoscalerflags.ParseSettings("expander=least-waste,--scan-interval=30s")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := f.Label(); got != "balance-similar-node-groups=true,expander=price,max-nodes-total=40,scale-down-unneeded-time=5m0s" {
-		t.Errorf("label %q", got)
+	d, err := sc.Decision(set)
+	if err != nil {
+		t.Fatal(err)
 	}
-	merged := f.Merge(mustFlags(t, "expander=least-waste"))
-	if *merged.Expander != "least-waste" || merged.ScaleDownUnneededTime.Duration != 5*time.Minute {
-		t.Errorf("merge kept %+v", merged)
+	o := d.Autoscaler
+	if o.ScaleUp.Expander != "least-waste" || o.ScaleDown.UnneededTime != 5*time.Minute || o.Limits.Cores.Max != 1000000 ||
+		len(o.Limits.GPUs) != 2 || o.ScaleDown.SkipNodesWithSystemPods || o.ExpendablePodsPriorityCutoff != -5 ||
+		o.Limits.MaxNodesTotal != 1000000 || o.ScaleUp.Seed != 3 || d.ScanInterval != 30*time.Second {
+		t.Errorf("decision %+v, scan %s", o, d.ScanInterval)
 	}
-	for _, bad := range []string{"expander", "scale-down-unneded-time=5m", "max-nodes-total=many"} {
-		if _, err := ParseFlagSet(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	for _, bad := range []string{"scale-down-unneded-time=5m", "max-nodes-total=many", "cores-total=9"} {
+		set, err := autoscalerflags.ParseSettings(bad)
+		if err == nil {
+			_, err = sc.Decision(set)
+		}
+		if err == nil || !strings.Contains(err.Error(), "--"+strings.Split(bad, "=")[0]) {
+			t.Errorf("%q: %v, want an error naming the flag", bad, err)
 		}
 	}
-}
-
-func mustFlags(t *testing.T, s string) AutoscalerFlags {
-	t.Helper()
-	f, err := ParseFlagSet(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

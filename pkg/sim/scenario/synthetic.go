@@ -26,8 +26,7 @@ func SyntheticDay() *Scenario {
 		Seed:        1,
 		Duration:    metav1.Duration{Duration: 24 * time.Hour},
 	}
-	expander := "least-waste"
-	s.Autoscaler.Expander = &expander
+	s.Autoscaler = Settings{"expander": "least-waste"}
 	gpuTaint := []v1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: v1.TaintEffectNoSchedule}}
 	group := func(name, cpu, mem string, gpus int64, max, initial int, price float64) NodeGroup {
 		g := NodeGroup{Name: name, MaxSize: max, InitialSize: &initial, PricePerHour: price, InstanceType: name,

@@ -104,7 +104,11 @@ func TestFromRunTellsDeploymentsApart(t *testing.T) {
 	if err := sc.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.Run(engine.OptionsFor(sc))
+	o, err := engine.OptionsFor(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(o)
 	if err != nil {
 		t.Fatal(err)
 	}

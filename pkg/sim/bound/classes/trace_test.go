@@ -24,7 +24,10 @@ func TestTracesBound(t *testing.T) {
 	}{{"alibaba-100x", func(tb testing.TB) *scenario.Scenario { return tracetest.Alibaba(tb, 100, time.Hour) }}, {"azure", tracetest.Azure}} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := c.sc(t)
-			o := engine.OptionsFor(sc)
+			o, err := engine.OptionsFor(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
 			o.Autoscaler.ScaleUp.Expander = "price"
 			res, err := engine.Run(o)
 			if err != nil {
@@ -59,7 +62,10 @@ func TestTracesBound(t *testing.T) {
 // list, 100 times denser, after one run with the price expander.
 func BenchmarkAlibabaBound(b *testing.B) {
 	sc := tracetest.Alibaba(b, 100, time.Hour)
-	o := engine.OptionsFor(sc)
+	o, err := engine.OptionsFor(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
 	o.Autoscaler.ScaleUp.Expander = "price"
 	res, err := engine.Run(o)
 	if err != nil {

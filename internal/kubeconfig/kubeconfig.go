@@ -1,4 +1,5 @@
-package app
+// Package kubeconfig loads the --kubeconfig every command takes.
+package kubeconfig
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package app
+package run
 
 import (
 	"reflect"
@@ -9,41 +9,52 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/controller"
+	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 )
 
-// parse defines the flags on a fresh set and parses args.
-func parse(t *testing.T, args ...string) *ClusterAutoscalerConfig {
+// parse defines the flags on a fresh set and parses args; validation is
+// left to the test.
+func parse(t *testing.T, args ...string) *ClusterAutoscalerOptions {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	c := ClusterAutoscalerFlags(fs)
+	o := NewClusterAutoscalerOptions()
+	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("parse %v: %v", args, err)
 	}
-	return c
+	return o
+}
+
+// valid parses and validates.
+func valid(t *testing.T, args ...string) *ClusterAutoscalerOptions {
+	t.Helper()
+	o := parse(t, args...)
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 func TestDefaultsAreTheCoreDefaults(t *testing.T) {
-	got, err := parse(t).Options()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := autoscaler.DefaultOptions(); !reflect.DeepEqual(got, want) {
+	o := valid(t)
+	if got, want := o.Decision.Decision.Autoscaler, autoscaler.DefaultOptions(); !reflect.DeepEqual(got, want) {
 		t.Errorf("default flags map to\n  %+v\nwant autoscaler.DefaultOptions()\n  %+v", got, want)
+	}
+	if o.Decision.Decision.ScanInterval != 10*time.Second {
+		t.Errorf("scan interval %s", o.Decision.Decision.ScanInterval)
 	}
 }
 
 func TestShellDefaults(t *testing.T) {
-	s, err := parse(t).Shell()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := valid(t).Shell
 	want := ShellOptions{
-		CloudProvider: "gce", Namespace: "kube-system", ScanInterval: 10 * time.Second,
-		MaxPodEvictionTime: 2 * time.Minute, Address: ":8085",
-		LeaderElection: LeaderElectionOptions{Enabled: true, Namespace: "kube-system", Name: "cluster-autoscaler",
+		CloudProvider: "gce", Namespace: "kube-system", MaxPodEvictionTime: 2 * time.Minute, Address: ":8085",
+		LeaderElection: controller.LeaderElection{Enabled: true, Namespace: "kube-system", Name: "cluster-autoscaler",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
-		StatusConfigMapName: "cluster-autoscaler-status", WriteStatusConfigMap: true,
+		Liveness:            controller.Liveness{MaxInactivity: 10 * time.Minute, MaxFailingTime: 15 * time.Minute, MaxStartupTime: 20 * time.Minute},
+		StatusConfigMapName: "cluster-autoscaler-status", WriteStatusConfigMap: true, LogToStderr: true, StderrThreshold: "INFO",
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("shell defaults\n  %+v\nwant\n  %+v", s, want)
@@ -51,7 +62,7 @@ func TestShellDefaults(t *testing.T) {
 }
 
 func TestFlagsMapOntoOptions(t *testing.T) {
-	o, err := parse(t,
+	o := valid(t,
 		"--expander=priority,least-waste", "--seed=7", "--max-nodes-total=50", "--cores-total=2:100",
 		"--memory-total=4:400", "--gpu-total=nvidia-a10g:0:8", "--gpu-total=nvidia-tesla-a100:1:4",
 		"--max-nodes-per-scaleup=20", "--max-node-provision-time=5m", "--max-node-startup-time=7m",
@@ -66,10 +77,18 @@ func TestFlagsMapOntoOptions(t *testing.T) {
 		"--max-graceful-termination-sec=60", "--ignore-daemonsets-utilization", "--ignore-mirror-pods-utilization",
 		"--daemonset-eviction-for-empty-nodes", "--daemonset-eviction-for-occupied-nodes=false",
 		"--max-cloud-provider-node-deletion-time=6m", "--max-bulk-soft-taint-count=4",
-	).Options()
+		"--ok-total-unready-count=7", "--max-total-unready-percentage=30", "--unregistered-node-removal-time=20m",
+		"--force-delete-unregistered-nodes", "--startup-taint=node.cilium.io/agent-not-ready", "--ignore-taint=x.io/legacy",
+		"--startup-taint-prefix=gpu.example.com/", "--status-taint=x.io/degraded",
+	).Decision.Decision.Autoscaler
+	// autoscaler.New copies the limits and the cutoff into both halves; the
+	// priority expander needs its ConfigMap, read at start.
+	o.ScaleUp.Priorities, _ = expander.ParsePriorities("10:\n  - .*\n")
+	a, err := autoscaler.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	o = a.Options()
 	up, down, cs := o.ScaleUp, o.ScaleDown, o.ClusterState
 	wantLimits := limits.Limits{MaxNodesTotal: 50, Cores: limits.Range{Min: 2, Max: 100}, MemoryGiB: limits.Range{Min: 4, Max: 400},
 		GPUs: map[string]limits.Range{"nvidia-a10g": {Min: 0, Max: 8}, "nvidia-tesla-a100": {Min: 1, Max: 4}}}
@@ -113,6 +132,13 @@ func TestFlagsMapOntoOptions(t *testing.T) {
 		{"DaemonSetEvictionForOccupiedNodes", down.DaemonSetEvictionForOccupiedNodes, false},
 		{"MaxCloudProviderNodeDeletionTime", down.MaxCloudProviderNodeDeletionTime, 6 * time.Minute},
 		{"MaxBulkSoftTaintCount", down.MaxBulkSoftTaintCount, 4},
+		{"OkTotalUnreadyCount", o.OkTotalUnreadyCount, 7},
+		{"MaxTotalUnreadyPercentage", o.MaxTotalUnreadyPercentage, 30.0},
+		{"UnregisteredNodeRemovalTime", cs.UnregisteredNodeRemovalTime, 20 * time.Minute},
+		{"ForceDeleteUnregisteredNodes", cs.ForceDeleteUnregisteredNodes, true},
+		{"StartupTaints", cs.Readiness.StartupTaints, []string{"node.cilium.io/agent-not-ready", "x.io/legacy"}},
+		{"StartupTaintPrefixes", cs.Readiness.StartupTaintPrefixes, []string{"gpu.example.com/"}},
+		{"StatusTaints", cs.Readiness.StatusTaints, []string{"x.io/degraded"}},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -124,17 +150,23 @@ func TestFlagsMapOntoOptions(t *testing.T) {
 }
 
 func TestShellMapping(t *testing.T) {
-	s, err := parse(t,
+	o := valid(t,
 		"--kubeconfig=/k", "--cloud-provider=aws", "--cloud-config=/c", "--namespace=autoscaling",
 		"--nodes=1:10:gpu-pool", "--nodes=0:3:https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/ig",
 		"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod,team=ml",
 		"--scan-interval=30s", "--max-pod-eviction-time=1m", "--address=127.0.0.1:9000", "--leader-elect=false",
 		"--leader-elect-resource-name=ca-shard-1", "--status-config-map-name=status-1", "--write-status-configmap=false", "--v=4",
-	).Shell()
-	if err != nil {
-		t.Fatal(err)
-	}
+		"--max-inactivity=1m", "--max-failing-time=2m", "--max-startup-time=30s",
+	)
+	s := o.Shell
 	wantGroups := []NodeGroupSpec{{1, 10, "gpu-pool"}, {0, 3, "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/ig"}}
+	if o.Decision.Decision.ScanInterval != 30*time.Second {
+		t.Errorf("scan interval %s", o.Decision.Decision.ScanInterval)
+	}
+	// As upstream, the start-up limit is raised to the larger of the others.
+	if l := s.Liveness; l.MaxInactivity != time.Minute || l.MaxFailingTime != 2*time.Minute || l.MaxStartupTime != 2*time.Minute {
+		t.Errorf("liveness %+v", l)
+	}
 	if !reflect.DeepEqual(s.NodeGroups, wantGroups) {
 		t.Errorf("node groups = %+v", s.NodeGroups)
 	}
@@ -143,7 +175,7 @@ func TestShellMapping(t *testing.T) {
 		t.Errorf("auto-discovery = %+v", s.AutoDiscovery)
 	}
 	if s.Kubeconfig != "/k" || s.CloudProvider != "aws" || s.CloudConfig != "/c" || s.Namespace != "autoscaling" ||
-		s.ScanInterval != 30*time.Second || s.MaxPodEvictionTime != time.Minute || s.Address != "127.0.0.1:9000" ||
+		s.MaxPodEvictionTime != time.Minute || s.Address != "127.0.0.1:9000" ||
 		s.StatusConfigMapName != "status-1" || s.WriteStatusConfigMap || s.Verbosity != 4 {
 		t.Errorf("shell = %+v", s)
 	}
@@ -151,11 +183,8 @@ func TestShellMapping(t *testing.T) {
 	if le.Enabled || le.Name != "ca-shard-1" || le.Namespace != "autoscaling" {
 		t.Errorf("leader election = %+v; the lease namespace should follow --namespace", le)
 	}
-	s, err = parse(t, "--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=gpu-,min=0,max=8",
-		"--leader-elect-resource-namespace=leases").Shell()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = valid(t, "--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=gpu-,min=0,max=8",
+		"--leader-elect-resource-namespace=leases").Shell
 	if d := s.AutoDiscovery[0]; d.Kind != "mig" || d.NamePrefix != "gpu-" || d.MinSize != 0 || d.MaxSize != 8 {
 		t.Errorf("mig discovery = %+v", d)
 	}
@@ -198,7 +227,11 @@ func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"--max-drain-parallelism=-2"}, `--max-drain-parallelism: must not be negative, got -2`},
 		{[]string{"--max-graceful-termination-sec=-1"}, `--max-graceful-termination-sec: must not be negative, got -1`},
 		{[]string{"--expendable-pods-priority-cutoff=3000000000"}, `--expendable-pods-priority-cutoff: must fit a pod priority (int32), got 3000000000`},
-		{[]string{"--balancing-ignore-label=bad label"}, `--balancing-ignore-label: not a label key`},
+		{[]string{"--balancing-ignore-label=bad label"}, `--balancing-ignore-label: not a label or taint key`},
+		{[]string{"--startup-taint=bad key!"}, `--startup-taint: not a label or taint key`},
+		{[]string{"--ok-total-unready-count=-1"}, `--ok-total-unready-count: must not be negative, got -1`},
+		{[]string{"--max-total-unready-percentage=120"}, `--max-total-unready-percentage: must be from 0 to 100, got 120`},
+		{[]string{"--max-failing-time=0s"}, `--max-failing-time: must be positive, got 0s`},
 		{[]string{"--namespace=Kube_System"}, `--namespace: not a namespace name`},
 		{[]string{"--status-config-map-name=Status!"}, `--status-config-map-name: not an object name`},
 		{[]string{"--leader-elect-renew-deadline=20s"}, `--leader-elect-lease-duration: must be longer than --leader-elect-renew-deadline (20s), got 15s`},
@@ -207,29 +240,25 @@ func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"--address=:http"}, `--address: port must be a number from 0 to 65535, got ":http"`},
 		{[]string{"--stderrthreshold=debug"}, `--stderrthreshold: want INFO, WARNING, ERROR or FATAL, got "debug"`},
 	} {
-		c := parse(t, tc.args...)
-		_, err := c.Options()
+		err := parse(t, tc.args...).Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v\nwant it to contain %s", tc.args, err, tc.want)
-		}
-		if _, err := c.Shell(); err == nil {
-			t.Errorf("%v: Shell accepted it", tc.args)
 		}
 	}
 }
 
 func TestLeaderElectionTimingIsNotCheckedWhenDisabled(t *testing.T) {
-	if _, err := parse(t, "--leader-elect=false", "--leader-elect-renew-deadline=1m").Options(); err != nil {
+	if err := parse(t, "--leader-elect=false", "--leader-elect-renew-deadline=1m").Validate(); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestEveryBadValueIsReported(t *testing.T) {
-	_, err := parse(t, "--expander=cheapest", "--scan-interval=0s", "--address=x").Options()
+	err := parse(t, "--expander=cheapest", "--scan-interval=0s", "--address=x", "--cores-total=9", "--nodes=x").Validate()
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, flag := range []string{"--expander", "--scan-interval", "--address"} {
+	for _, flag := range []string{"--expander", "--scan-interval", "--address", "--cores-total", "--nodes"} {
 		if !strings.Contains(err.Error(), flag+":") {
 			t.Errorf("error does not mention %s: %v", flag, err)
 		}

@@ -1,0 +1,100 @@
+package autoscaler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+)
+
+// Outcome is what became of an earlier action, or of nodes the cloud was
+// asked for; the shell hands outcomes to the next Step, which alone
+// changes the loop's state from them.
+//
+// The concrete types are ScaleUpResult, CreationFailed, RemovalDone,
+// RemovalFailed and RemovalAborted.
+type Outcome interface{ outcome() }
+
+// ScaleUpResult says whether a ScaleUp's target change was accepted. At is
+// when it was made: a scale-up's provisioning time counts from then.
+type ScaleUpResult struct {
+	Group string
+	Delta int
+	At    time.Time
+	// Error is the cloud's refusal; "" when accepted.
+	Error string
+}
+
+// CreationFailed reports nodes a group asked for that the cloud will not
+// create (out of capacity, over quota, a bad launch template). The group
+// is backed off, so the expanders turn to their next choice at once, and
+// its target is lowered by Count.
+type CreationFailed struct {
+	Group string
+	Count int
+	// Class is the error class (cloudprovider.ErrorOutOfResources,
+	// ErrorQuota or ErrorOther); Code and Message are the cloud's own.
+	Class, Code, Message string
+	At                   time.Time
+}
+
+// RemovalDone: a node of RemoveNodes was drained and deleted at At.
+type RemovalDone struct {
+	Node, Group string
+	At          time.Time
+}
+
+// RemovalFailed: a removal stopped at Step (tainting, draining, deleting)
+// with Error; the node was untainted. Scale-down then waits
+// --scale-down-delay-after-failure.
+type RemovalFailed struct {
+	Node, Group string
+	At          time.Time
+	Step, Error string
+}
+
+// RemovalAborted: a removal was called off before any pod was evicted,
+// because the node's pods changed after the plan (a pod was scheduled onto
+// it, or one left) or the node is gone. The node was untainted and is
+// judged again next loop; no cooldown follows.
+type RemovalAborted struct {
+	Node, Group string
+	At          time.Time
+	Reason      string
+}
+
+func (ScaleUpResult) outcome()  {}
+func (CreationFailed) outcome() {}
+func (RemovalDone) outcome()    {}
+func (RemovalFailed) outcome()  {}
+func (RemovalAborted) outcome() {}
+
+// applyOutcomes changes the state from what happened since the last loop,
+// and returns the target decreases failed creations call for.
+func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
+	st := a.state
+	var lower []DecreaseTarget
+	for _, o := range outcomes {
+		switch o := o.(type) {
+		case ScaleUpResult:
+			if o.Error == "" {
+				st.RecordScaleUp(o.Group, o.Delta, o.At)
+			} else {
+				st.RecordFailure(o.Group, clusterstate.FailureCloudProvider, o.Error, o.At)
+			}
+		case CreationFailed:
+			msg := fmt.Sprintf("%d node(s) not created: %s %s", o.Count, o.Code, o.Message)
+			st.RecordFailure(o.Group, o.Class, msg, o.At)
+			if o.Count > 0 {
+				lower = append(lower, DecreaseTarget{Group: o.Group, Delta: o.Count, Reason: o.Class, Message: msg})
+			}
+		case RemovalDone:
+			st.RecordDeletionDone(o.Node, o.At)
+		case RemovalFailed:
+			st.RecordDeletionFailed(o.Node, o.At)
+		case RemovalAborted:
+			st.RecordDeletionAborted(o.Node)
+		}
+	}
+	return lower
+}

@@ -1,0 +1,175 @@
+package clusterstate
+
+import (
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// Taint key prefixes the Cluster Autoscaler reads: a node carrying a taint
+// with a startup prefix is still starting (the taint comes off once an
+// agent on the node is ready); a status taint reports something about the
+// node and never blocks a simulated pod. ignore-taint is the older name of
+// startup-taint.
+const (
+	StartupTaintPrefix = "startup-taint.cluster-autoscaler.kubernetes.io/"
+	IgnoreTaintPrefix  = "ignore-taint.cluster-autoscaler.kubernetes.io/"
+	StatusTaintPrefix  = "status-taint.cluster-autoscaler.kubernetes.io/"
+)
+
+// ReadinessOptions say which taints mark a node as starting and which are
+// informational.
+type ReadinessOptions struct {
+	// StartupTaints are taint keys put on a node while it starts and taken
+	// off once it is ready (--startup-taint, repeatable, added to the
+	// built-in ones: the node lifecycle controller's and the cloud
+	// controllers' start-up taints). Keys with StartupTaintPrefix or
+	// IgnoreTaintPrefix always count.
+	StartupTaints []string
+	// StartupTaintPrefixes are more key prefixes of start-up taints
+	// (--startup-taint-prefix, repeatable).
+	StartupTaintPrefixes []string
+	// StatusTaints are taint keys that only report a state (--status-taint,
+	// repeatable); keys with StatusTaintPrefix always count.
+	StatusTaints []string
+}
+
+// builtinStartupTaint: the node lifecycle controller and cloud controllers
+// put these on nodes while they start, and take them off once they are
+// ready.
+func builtinStartupTaint(key string) bool {
+	switch key {
+	case v1.TaintNodeNotReady, v1.TaintNodeUnreachable, v1.TaintNodeNetworkUnavailable,
+		"node.cloudprovider.kubernetes.io/uninitialized":
+		return true
+	}
+	return false
+}
+
+// DefaultReadiness has no taints beyond the built-in ones and the prefixes.
+func DefaultReadiness() ReadinessOptions { return ReadinessOptions{} }
+
+// IsStartupTaint reports whether a taint key marks a starting node.
+func (o ReadinessOptions) IsStartupTaint(key string) bool {
+	if strings.HasPrefix(key, StartupTaintPrefix) || strings.HasPrefix(key, IgnoreTaintPrefix) || builtinStartupTaint(key) {
+		return true
+	}
+	for _, k := range o.StartupTaints {
+		if k == key {
+			return true
+		}
+	}
+	for _, p := range o.StartupTaintPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsStatusTaint reports whether a taint key only reports a state.
+func (o ReadinessOptions) IsStatusTaint(key string) bool {
+	if strings.HasPrefix(key, StatusTaintPrefix) {
+		return true
+	}
+	for _, k := range o.StatusTaints {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// HasStartupTaint reports whether the node carries a start-up taint.
+func (o ReadinessOptions) HasStartupTaint(n *v1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if o.IsStartupTaint(t.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ignorable reports whether a simulation should drop the taint from a
+// node: start-up taints come off soon and status taints never block.
+func (o ReadinessOptions) Ignorable(key string) bool {
+	return o.IsStartupTaint(key) || o.IsStatusTaint(key)
+}
+
+// NodeState is a registered node's readiness.
+type NodeState uint8
+
+// Node states.
+const (
+	// NodeReady: Ready, no start-up taint, accelerators advertised.
+	NodeReady NodeState = iota
+	// NodeStarting: not Ready or tainted for start-up, within
+	// MaxNodeStartupTime of its creation; it counts as upcoming.
+	NodeStarting
+	// NodeAwaitingDevices: ready but its template's accelerators are not
+	// advertised yet, within MaxNodeStartupTime; it counts as upcoming.
+	NodeAwaitingDevices
+	// NodeUnready: not Ready past its start-up time.
+	NodeUnready
+	// NodeDevicesOverdue: Ready past its start-up time but its template's
+	// accelerators never showed; reported, no longer upcoming.
+	NodeDevicesOverdue
+)
+
+// Classify says how ready a registered node of group g is at now.
+func (s *State) Classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup, now time.Time) NodeState {
+	ready := IsReady(ni.Node) && !s.opts.Readiness.HasStartupTaint(ni.Node)
+	awaiting := g != nil && g.Template != nil && AwaitingGPU(ni.Node, g.Template)
+	if ready && !awaiting {
+		return NodeReady
+	}
+	switch {
+	case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime && !ready:
+		return NodeStarting
+	case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime:
+		return NodeAwaitingDevices
+	case !ready:
+		return NodeUnready
+	}
+	return NodeDevicesOverdue
+}
+
+// Starting lists registered nodes of groups with a template that are still
+// starting (NodeStarting): they count as upcoming and are simulated as
+// their template would be once started. Overdue lists those whose
+// accelerators never showed (NodeDevicesOverdue).
+func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, overdue []*snapshot.NodeInfo) {
+	for _, ni := range snap.Nodes() {
+		g := snap.NodeGroup(ni.Group)
+		if g == nil || g.Template == nil {
+			continue
+		}
+		switch s.Classify(ni, g, now) {
+		case NodeStarting, NodeAwaitingDevices:
+			starting = append(starting, ni)
+		case NodeDevicesOverdue:
+			overdue = append(overdue, ni)
+		}
+	}
+	return starting, overdue
+}
+
+// AwaitingGPU: the template has accelerators and the node has not
+// advertised any.
+func AwaitingGPU(node, template *v1.Node) bool {
+	return gpu.Allocatable(template) > 0 && gpu.Allocatable(node) == 0
+}
+
+// IsReady reports the node's Ready condition.
+func IsReady(node *v1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,114 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/gpuscale/gpuscale/pkg/actuation"
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/scaledown"
+)
+
+// liveActuator carries actions out on a real cluster: target changes
+// through the cloud provider, taints through the API server, removals in
+// the background with the Eviction API.
+type liveActuator struct {
+	client   kubernetes.Interface
+	cp       cloudprovider.CloudProvider
+	clock    clock.WithTicker
+	log      *slog.Logger
+	metrics  *metrics
+	events   *eventSink
+	outcomes *actuation.Queue
+	// maxPodEvictionTime bounds retries of evictions a PDB refuses.
+	maxPodEvictionTime time.Duration
+	// expendableCutoff: pods below this priority go with their node
+	// without being evicted (--expendable-pods-priority-cutoff).
+	expendableCutoff int32
+	// drains tracks background removals, so shutdown can wait for them.
+	drains sync.WaitGroup
+}
+
+var _ actuation.Actuator = (*liveActuator)(nil)
+
+func (a *liveActuator) DecreaseTarget(ctx context.Context, d autoscaler.DecreaseTarget) error {
+	if d.Reason == "Timeout" {
+		a.metrics.failedScaleUps.WithLabelValues("timeout").Inc()
+	}
+	a.log.Info("lowering a target for nodes that never came", "group", d.Group, "delta", d.Delta, "reason", d.Reason, "why", d.Message)
+	return a.cp.DecreaseTargetSize(ctx, d.Group, d.Delta)
+}
+
+func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteInstances) error {
+	nodes := make([]*v1.Node, len(d.ProviderIDs))
+	for i, id := range d.ProviderIDs {
+		// The provider finds instances by provider ID; the Node object
+		// never existed.
+		nodes[i] = &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: id}, Spec: v1.NodeSpec{ProviderID: id}}
+	}
+	a.log.Info("deleting instances that never registered as nodes", "group", d.Group, "instances", d.ProviderIDs,
+		"since", d.Since)
+	if err := a.cp.DeleteNodes(ctx, d.Group, nodes); err != nil {
+		return err
+	}
+	a.metrics.unregisteredRemoved.Add(float64(len(nodes)))
+	return nil
+}
+
+func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
+	if err := a.cp.IncreaseSize(ctx, su.Group, su.Delta); err != nil {
+		a.metrics.failedScaleUps.WithLabelValues("cloudProviderError").Inc()
+		return err
+	}
+	a.metrics.scaledUpNodes.Add(float64(su.Delta))
+	for _, g := range a.cp.NodeGroups() {
+		if g.ID == su.Group && g.Template != nil && gpu.Allocatable(g.Template) > 0 {
+			a.metrics.scaledUpGPUNodes.Add(float64(su.Delta))
+		}
+	}
+	a.metrics.lastActivity.WithLabelValues("scaleUp").Set(float64(a.clock.Now().Unix()))
+	a.log.Info("scaled up", "group", su.Group, "from", su.NewTarget-su.Delta, "to", su.NewTarget, "why", su.Why)
+	return nil
+}
+
+func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) error {
+	var errs []error
+	for _, n := range t.Nodes {
+		if err := addTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now())); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
+		}
+	}
+	return joinErrors(errs)
+}
+
+func (a *liveActuator) SoftUntaint(ctx context.Context, t autoscaler.SoftUntaint) error {
+	var errs []error
+	for _, n := range t.Nodes {
+		if err := removeTaint(ctx, a.client, n, scaledown.TaintDeletionCandidate); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
+		}
+	}
+	return joinErrors(errs)
+}
+
+// RemoveNodes runs the batch in the background (removal.go).
+func (a *liveActuator) RemoveNodes(ctx context.Context, r autoscaler.RemoveNodes) {
+	a.drains.Add(1)
+	go func() {
+		defer a.drains.Done()
+		a.removeBatch(ctx, r)
+	}()
+}
+
+// wait returns once every background removal has ended.
+func (a *liveActuator) wait() { a.drains.Wait() }

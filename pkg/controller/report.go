@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/status"
+)
+
+// report turns the loop's status into events and gauges.
+func (c *Controller) report(v *view, plan autoscaler.Plan) {
+	st := plan.Status
+	c.podEvents(st)
+	for _, name := range st.DevicesOverdue {
+		c.events.node(name, v1.EventTypeWarning, "GPUsNotAdvertised", fmt.Sprintf(
+			"node registered without allocatable accelerators for longer than --max-node-startup-time %s; no longer counted as upcoming",
+			c.opts.Autoscaler.ClusterState.MaxNodeStartupTime))
+	}
+	if !st.Cluster.Health.Safe {
+		c.log.Warn("cluster is unhealthy; not scaling", "reason", st.Cluster.Health.Reason, "why", st.Cluster.Health.Message)
+		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, "ClusterUnhealthy", st.Cluster.Health.Message)
+	}
+	c.metrics.observe(st, v)
+}
+
+// podEvents tells triggering pods which scale-ups they caused, and pending
+// pods why none helps them.
+func (c *Controller) podEvents(st status.Status) {
+	if len(st.ScaleUps) > 0 {
+		parts := make([]string, len(st.ScaleUps))
+		for i, su := range st.ScaleUps {
+			max := 0
+			for _, g := range st.NodeGroups {
+				if g.ID == su.Group {
+					max = g.Max
+				}
+			}
+			parts[i] = fmt.Sprintf("{%s %d->%d (max: %d)}", su.Group, su.From, su.To, max)
+		}
+		msg := "pod triggered scale-up: [" + strings.Join(parts, " ") + "]"
+		for _, p := range st.Triggered {
+			c.events.pod(p, v1.EventTypeNormal, "TriggeredScaleUp", msg)
+		}
+	}
+	for _, pp := range st.Pending {
+		msg := "pod didn't trigger scale-up: " + pp.Message()
+		for _, p := range pp.Pods {
+			c.events.pod(p, v1.EventTypeNormal, "NotTriggerScaleUp", msg)
+		}
+	}
+}

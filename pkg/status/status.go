@@ -1,0 +1,231 @@
+// Package status is what one autoscaling loop saw and decided, as data.
+// The decision core (pkg/autoscaler) fills a Status every loop; the live
+// shell renders it as the status ConfigMap, Kubernetes events and
+// Prometheus metrics, the simulator reads it for its reports, and
+// `gpuscale explain` reads the ConfigMap back into the same types. Every
+// reason is a stable code with its parameters beside a message for people:
+// nothing is ever parsed back out of text.
+package status
+
+import (
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Status is one loop's account.
+type Status struct {
+	// Time is the loop's decision time.
+	Time time.Time `json:"time"`
+	// Cluster sums the whole cluster.
+	Cluster Cluster `json:"cluster"`
+	// NodeGroups are the managed groups, sorted by ID.
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
+	// ScaleUps are the scale-ups decided in this loop, and Triggered the
+	// pending pods they are for.
+	ScaleUps  []ScaleUp `json:"scaleUps,omitempty"`
+	Triggered []Ref     `json:"triggered,omitempty"`
+	// Pending are the pending pods no scale-up helps, in equivalence
+	// groups, each with the reason per node group.
+	Pending []PendingPods `json:"pending,omitempty"`
+	// Nodes are the nodes that are removed, unneeded or kept, with why,
+	// sorted by name. Nodes outside every managed group are left out.
+	Nodes []Node `json:"nodes,omitempty"`
+	// DevicesOverdue are registered nodes that waited past
+	// --max-node-startup-time for their accelerators and no longer count
+	// as upcoming.
+	DevicesOverdue []string `json:"devicesOverdue,omitempty"`
+}
+
+// Cluster is the cluster-wide part.
+type Cluster struct {
+	Health Health `json:"health"`
+	// Nodes counts the nodes of the managed groups.
+	Nodes NodeCounts `json:"nodes"`
+	// Unmanaged counts registered nodes in no managed group.
+	Unmanaged int `json:"unmanaged,omitempty"`
+	// ScaleUpInProgress: some group waits for nodes it asked for.
+	ScaleUpInProgress bool      `json:"scaleUpInProgress,omitempty"`
+	ScaleDown         ScaleDown `json:"scaleDown"`
+}
+
+// Health says whether the loop may scale at all.
+type Health struct {
+	// Safe is false when the cluster is too unhealthy to autoscale (the
+	// health brake): the loop then neither scales up nor down.
+	Safe bool `json:"safe"`
+	// Reason is a stable code when Safe is false; Message says it for people.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// NodeCounts tally nodes by state.
+type NodeCounts struct {
+	// Registered nodes are Node objects; Ready + Unready + NotStarted is
+	// Registered. Unready includes DevicesOverdue.
+	Registered int `json:"registered"`
+	Ready      int `json:"ready"`
+	Unready    int `json:"unready"`
+	// NotStarted nodes are registered and still starting (not Ready yet,
+	// startup taints, devices not advertised) within their startup time.
+	NotStarted int `json:"notStarted"`
+	// AwaitingDevices are the NotStarted nodes waiting only for their
+	// accelerators to be advertised; DevicesOverdue waited past
+	// --max-node-startup-time and no longer count as upcoming.
+	AwaitingDevices int `json:"awaitingDevices,omitempty"`
+	DevicesOverdue  int `json:"devicesOverdue,omitempty"`
+	// Unregistered counts nodes a group's target holds that have no Node
+	// object; LongUnregistered those of them past --max-node-provision-time.
+	Unregistered     int `json:"unregistered"`
+	LongUnregistered int `json:"longUnregistered,omitempty"`
+	// BeingDeleted are nodes whose removal is in progress.
+	BeingDeleted int `json:"beingDeleted,omitempty"`
+}
+
+// ScaleDown is the cluster-wide scale-down state.
+type ScaleDown struct {
+	// Skipped is a stable code when scale-down did not run this loop;
+	// SkippedMessage says why for people.
+	Skipped        string `json:"skipped,omitempty"`
+	SkippedMessage string `json:"skippedMessage,omitempty"`
+	// Candidates counts unneeded nodes and nodes removed this loop.
+	Candidates int `json:"candidates"`
+	// CooldownUntil is when the delays after scale-up, removal and failure
+	// end; CooldownReason names the delay that binds.
+	CooldownUntil  time.Time `json:"cooldownUntil,omitzero"`
+	CooldownReason string    `json:"cooldownReason,omitempty"`
+}
+
+// NodeGroup is one managed group.
+type NodeGroup struct {
+	ID     string     `json:"id"`
+	Min    int        `json:"min"`
+	Max    int        `json:"max"`
+	Target int        `json:"target"`
+	Nodes  NodeCounts `json:"nodes"`
+	// Upcoming counts nodes asked for or starting that pending pods may
+	// count on.
+	Upcoming int `json:"upcoming,omitempty"`
+	// ScaleUp is NoActivity, InProgress (nodes asked for have not all
+	// registered) or Backoff.
+	ScaleUp Activity `json:"scaleUp"`
+	// Candidates counts the group's unneeded nodes.
+	Candidates int `json:"candidates,omitempty"`
+	// Accelerators are the devices a template node of the group has, by
+	// resource name ("nvidia.com/gpu": 8), for labelling metrics.
+	Accelerators map[string]int64 `json:"accelerators,omitempty"`
+}
+
+// Scale-up activity states, as upstream names them.
+const (
+	ActivityNone       = "NoActivity"
+	ActivityInProgress = "InProgress"
+	ActivityBackoff    = "Backoff"
+)
+
+// Activity is a group's scale-up state.
+type Activity struct {
+	State string `json:"state"`
+	// Since is when the state began (the scale-up request or the backoff).
+	Since time.Time `json:"since,omitzero"`
+	// Until ends a backoff.
+	Until time.Time `json:"until,omitzero"`
+	// Reason is a stable code of why the group is backed off (the cloud's
+	// error class or the timeout); Message says it for people.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ScaleUp is one scale-up decided this loop.
+type ScaleUp struct {
+	Group string `json:"group"`
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	// Pods is how many pending pods the new nodes are expected to take.
+	Pods int `json:"pods"`
+	// Why says how the group was chosen.
+	Why string `json:"why,omitempty"`
+	// Options are every group the expanders weighed, the chosen one
+	// included, in the order the chain ranked them.
+	Options []Option `json:"options,omitempty"`
+}
+
+// Option is one node group the expanders weighed for a scale-up.
+type Option struct {
+	Group     string `json:"group"`
+	NodeCount int    `json:"nodeCount"`
+	PodCount  int    `json:"podCount"`
+	// Verdict says what the expander chain made of it: the expander that
+	// dropped it and why, or "chosen".
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// PendingPods are equivalent pending pods and why no group helps them.
+type PendingPods struct {
+	Pods    []Ref         `json:"pods"`
+	Reasons []GroupReason `json:"reasons"`
+}
+
+// Message joins the reasons the way an event shows them: "node group a:
+// why; node group b: why".
+func (p PendingPods) Message() string {
+	var b strings.Builder
+	for i, r := range p.Reasons {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if r.Group != "" {
+			b.WriteString("node group " + r.Group + ": ")
+		}
+		b.WriteString(r.Message)
+	}
+	return b.String()
+}
+
+// GroupReason is why one node group (or, with Group "", the cluster)
+// cannot help some pods.
+type GroupReason struct {
+	Group string `json:"group,omitempty"`
+	// Reason is a stable code (scaleup.Reason).
+	Reason string `json:"reason"`
+	// Predicate names the scheduling check a template node failed, for
+	// the reason that says a pod does not fit.
+	Predicate string `json:"predicate,omitempty"`
+	Message   string `json:"message"`
+}
+
+// Node states.
+const (
+	NodeRemoving = "Removing"
+	NodeUnneeded = "Unneeded"
+	NodeKept     = "Kept"
+)
+
+// Node is why one node of a managed group stays or goes.
+type Node struct {
+	Name  string `json:"name"`
+	Group string `json:"group,omitempty"`
+	// State is Removing, Unneeded or Kept.
+	State string `json:"state"`
+	// Reason is a stable code (scaledown.Reason); Message says the same
+	// for people, with the flag or annotation to change.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Pod and DrainRule name the pod that keeps the node and the drain
+	// rule's code.
+	Pod       *Ref   `json:"pod,omitempty"`
+	DrainRule string `json:"drainRule,omitempty"`
+	// UnneededSince is when the node was first found unneeded.
+	UnneededSince time.Time `json:"unneededSince,omitzero"`
+}
+
+// Ref names a pod.
+type Ref struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid,omitempty"`
+}
+
+// String is NAMESPACE/NAME.
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
