@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/compute/metadata"
-
 )
 
 // awsEnv isolates the SDK's default chain from the machine: static

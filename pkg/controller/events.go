@@ -76,4 +76,3 @@ func (l *eventLimiter) allow(key, msg string, now time.Time) bool {
 	}
 	return true
 }
-

@@ -26,7 +26,7 @@ type world struct {
 	state *clusterstate.State
 	// shrinks are the target decreases the last plan's reconciliation made.
 	shrinks []clusterstate.Shrink
-	ds    []*appsv1.DaemonSet
+	ds      []*appsv1.DaemonSet
 }
 
 func newWorld(t *testing.T) *world {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-
 )
 
 // Plan is what one scale-up pass decided.

@@ -9,12 +9,12 @@ import (
 type eventKind uint8
 
 const (
-	evSubmit   eventKind = iota // a Job pod is submitted
-	evFinish                    // a running Job pod completes
-	evRegister                  // a requested node registers with the cluster
-	evGPUs                      // a node's device plugin advertises its GPUs
-	evDeleted                   // a node being removed is gone
-	evCreationFailed            // the cloud reports a node it could not create
+	evSubmit         eventKind = iota // a Job pod is submitted
+	evFinish                          // a running Job pod completes
+	evRegister                        // a requested node registers with the cluster
+	evGPUs                            // a node's device plugin advertises its GPUs
+	evDeleted                         // a node being removed is gone
+	evCreationFailed                  // the cloud reports a node it could not create
 )
 
 // event is one thing that happens at a point of virtual time. Events at the

@@ -43,9 +43,9 @@ type Scenario struct {
 	// Autoscaler holds node autoscaler options under their upstream flag
 	// names (every decision flag of `gpuscale cluster-autoscaler`); unset
 	// ones keep the upstream defaults.
-	Autoscaler Settings `json:"autoscaler,omitempty"`
-	NodeGroups []NodeGroup     `json:"nodeGroups"`
-	Workloads  []Workload      `json:"workloads"`
+	Autoscaler Settings    `json:"autoscaler,omitempty"`
+	NodeGroups []NodeGroup `json:"nodeGroups"`
+	Workloads  []Workload  `json:"workloads"`
 	// DaemonSets run a pod on every node whose taints they tolerate and
 	// whose labels match their node selector; the autoscaler counts them
 	// on template nodes.
