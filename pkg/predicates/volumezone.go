@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -56,7 +55,7 @@ func (pc *PodCheck) addClaimTopology(claim string) Result {
 		return fail("PersistentVolumeClaim %s/%s not found", pc.pod.Namespace, claim)
 	}
 	if pvc.Spec.VolumeName == "" {
-		class := storagehelpers.GetPersistentVolumeClaimClass(pvc)
+		class := claimClass(pvc)
 		if class == "" {
 			return fail("PersistentVolumeClaim %s/%s is unbound and names no storage class", pvc.Namespace, claim)
 		}
@@ -146,4 +145,18 @@ func contains(values []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// claimClass is the claim's storage class: the beta annotation first, as
+// kube-scheduler reads it, then spec.storageClassName. (component-helpers
+// has the same function, in a package that would link client-go into the
+// decision core.)
+func claimClass(pvc *v1.PersistentVolumeClaim) string {
+	if class, ok := pvc.Annotations[v1.BetaStorageClassAnnotation]; ok {
+		return class
+	}
+	if pvc.Spec.StorageClassName != nil {
+		return *pvc.Spec.StorageClassName
+	}
+	return ""
 }

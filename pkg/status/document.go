@@ -158,7 +158,7 @@ func Parse(text string) (*Document, error) {
 
 // Marshal writes the Document as the ConfigMap's text.
 func (d *Document) Marshal() (string, error) {
-	b, err := yaml.Marshal(d)
+	b, err := blockYAML(d)
 	return string(b), err
 }
 

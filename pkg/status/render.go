@@ -150,10 +150,19 @@ func fit(d *Document, st Status, o RenderOptions) {
 		d.PendingPods, d.Nodes, d.Omitted = nil, nil, nil
 		base, _ := d.Marshal()
 		budget := o.MaxBytes - len(base)
+		// Pending pods may take at most half unless the nodes leave more.
+		nodeNeed := 0
+		for i, n := range nodes {
+			if i < maxNodes {
+				nodeNeed += entrySize(n)
+			}
+		}
+		pendingBudget := max(budget/2, budget-nodeNeed)
 		var om Omitted
 		for i, e := range pending {
-			if size := entrySize(e); i < maxPending && size <= budget {
+			if size := entrySize(e); i < maxPending && size <= pendingBudget {
 				d.PendingPods = append(d.PendingPods, e)
+				pendingBudget -= size
 				budget -= size
 				om.PendingPods += e.Count - len(e.Pods)
 			} else {

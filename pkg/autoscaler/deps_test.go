@@ -1,0 +1,34 @@
+package autoscaler_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The decision core does no I/O: none of its packages may link client-go
+// or a cloud SDK, directly or through another package. A helper that would
+// bring one in belongs in a shell.
+func TestCoreLinksNoClientOrCloudSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	core := []string{"snapshot", "predicates", "estimator", "expander", "scaleup", "scaledown", "scaledown/drain",
+		"clusterstate", "autoscaler", "status", "limits", "gpu"}
+	forbidden := []string{"k8s.io/client-go", "github.com/aws/aws-sdk-go-v2", "google.golang.org/api", "cloud.google.com/go"}
+	for _, pkg := range core {
+		path := "github.com/gpuscale/gpuscale/pkg/" + pkg
+		out, err := exec.Command("go", "list", "-deps", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", path, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s links %s", path, dep)
+					break
+				}
+			}
+		}
+	}
+}

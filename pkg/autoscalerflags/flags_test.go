@@ -1,0 +1,82 @@
+package autoscalerflags_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
+)
+
+// Settings go through the same flag definitions as the command line:
+// every decision flag, repeatable ones repeated, later groups over earlier.
+func TestParse(t *testing.T) {
+	base, err := autoscalerflags.ParseSettings("expander=price, --cores-total=0:1000000,gpu-total=a10g:0:8,gpu-total=l4:0:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, err := autoscalerflags.ParseSettings("expander=least-waste,scan-interval=1m,skip-nodes-with-system-pods=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := autoscalerflags.Parse(base, over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := d.Autoscaler
+	if o.ScaleUp.Expander != "least-waste" || o.Limits.Cores.Max != 1000000 || len(o.Limits.GPUs) != 2 ||
+		d.ScanInterval != time.Minute || o.ScaleDown.SkipNodesWithSystemPods {
+		t.Errorf("decision %+v scan %s", o, d.ScanInterval)
+	}
+	if def, err := autoscalerflags.Parse(); err != nil || d.ScanInterval == def.ScanInterval {
+		t.Errorf("defaults: %v %v", def.ScanInterval, err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct{ settings, want string }{
+		{"scale-down-time=5m", `--scale-down-time: not a decision flag of cluster-autoscaler`},
+		{"kubeconfig=/k", `--kubeconfig: not a decision flag`},
+		{"max-nodes-total=many", `--max-nodes-total: invalid argument "many"`},
+		{"cores-total=9", `--cores-total: want min:max, got "9"`},
+		{"gpu-total=a:0:1,gpu-total=a:0:2", `--gpu-total: GPU type "a" given twice`},
+		{"expendable-pods-priority-cutoff=9999999999", `--expendable-pods-priority-cutoff: must fit a pod priority (int32), got 9999999999`},
+		{"scale-down-utilization-threshold=2,expander=cheapest", `--expander: unknown expander "cheapest"`},
+	} {
+		s, err := autoscalerflags.ParseSettings(tc.settings)
+		if err == nil {
+			_, err = autoscalerflags.Parse(s)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.settings, err, tc.want)
+		}
+	}
+	if _, err := autoscalerflags.ParseSettings("expander"); err == nil {
+		t.Error("a setting without a value was accepted")
+	}
+}
+
+func TestDefaultsAreTheCoreDefaults(t *testing.T) {
+	d, err := autoscalerflags.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Autoscaler, autoscaler.DefaultOptions()) || d.ScanInterval != 10*time.Second {
+		t.Errorf("defaults differ:\n%+v\n%+v", d.Autoscaler, autoscaler.DefaultOptions())
+	}
+}
+
+func TestSettingsOfAScenarioMap(t *testing.T) {
+	s, err := autoscalerflags.SettingsOf(map[string]any{"expander": "price", "balancing-ignore-label": []any{"a", "b"}, "max-nodes-total": 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := autoscalerflags.Label(s); got != "balancing-ignore-label=a,balancing-ignore-label=b,expander=price,max-nodes-total=40" {
+		t.Errorf("settings %s", got)
+	}
+	if _, err := autoscalerflags.SettingsOf(map[string]any{"expander": nil}); err == nil {
+		t.Error("a flag with no value was accepted")
+	}
+}
