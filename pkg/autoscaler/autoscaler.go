@@ -151,6 +151,9 @@ type Plan struct {
 // existing nodes already take their room. The snapshot is unchanged
 // afterwards.
 func (a *Autoscaler) Step(in Input) (Plan, error) {
+	// Decisions use wall-clock readings only: a monotonic reading cannot be
+	// recorded, and a replay must decide the same.
+	in.Now = in.Now.Round(0)
 	s := in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()

@@ -78,20 +78,20 @@ func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
 		switch o := o.(type) {
 		case ScaleUpResult:
 			if o.Error == "" {
-				st.RecordScaleUp(o.Group, o.Delta, o.At)
+				st.RecordScaleUp(o.Group, o.Delta, o.At.Round(0))
 			} else {
-				st.RecordFailure(o.Group, clusterstate.FailureCloudProvider, o.Error, o.At)
+				st.RecordFailure(o.Group, clusterstate.FailureCloudProvider, o.Error, o.At.Round(0))
 			}
 		case CreationFailed:
 			msg := fmt.Sprintf("%d node(s) not created: %s %s", o.Count, o.Code, o.Message)
-			st.RecordFailure(o.Group, o.Class, msg, o.At)
+			st.RecordFailure(o.Group, o.Class, msg, o.At.Round(0))
 			if o.Count > 0 {
 				lower = append(lower, DecreaseTarget{Group: o.Group, Delta: o.Count, Reason: o.Class, Message: msg})
 			}
 		case RemovalDone:
-			st.RecordDeletionDone(o.Node, o.At)
+			st.RecordDeletionDone(o.Node, o.At.Round(0))
 		case RemovalFailed:
-			st.RecordDeletionFailed(o.Node, o.At)
+			st.RecordDeletionFailed(o.Node, o.At.Round(0))
 		case RemovalAborted:
 			st.RecordDeletionAborted(o.Node)
 		}

@@ -1,12 +1,16 @@
 package autoscaler_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/controller"
+	"github.com/gpuscale/gpuscale/pkg/looprecord"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
@@ -21,7 +25,11 @@ func TestGPUScaleUpAndDown(t *testing.T) {
 	}{{"device plugin ready at once", 0}, {"device plugin 20s late", 20 * time.Second}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cluster.Start(t, cluster.Options{})
-			c.StartAutoscaler(t, kwokConfig(t, tc.delay), fastOptions())
+			o := fastOptions()
+			var record bytes.Buffer
+			recorder := looprecord.NewRecorder(&record)
+			o.Recorder = recorder
+			a := c.StartAutoscaler(t, kwokConfig(t, tc.delay), o)
 			ctx := context.Background()
 			if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("gpu-hpa-test", 1, 1, "500m"), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
@@ -43,6 +51,54 @@ func TestGPUScaleUpAndDown(t *testing.T) {
 			if low := minDuring(8*time.Second, count); low != 1 {
 				t.Fatalf("the group went below its min size 1 (saw %d nodes)", low)
 			}
+			a.Stop()
+			replay(t, o, recorder, &record)
 		})
 	}
 }
+
+// replay steps a fresh decision core over the loops the live run recorded
+// (snapshots, pending pods, outcomes): with its state changed only through
+// Step's inputs, it must plan exactly what the live run planned, and the
+// same actions through the Actuator interface must give the same at-once
+// outcomes.
+func replay(t *testing.T, o controller.Options, recorder *looprecord.Recorder, record *bytes.Buffer) {
+	t.Helper()
+	if err := recorder.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	records, err := looprecord.Read(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := 0
+	for _, r := range records {
+		actions += len(r.Plan.Actions)
+	}
+	if len(records) < 10 || actions < 3 {
+		t.Fatalf("recorded %d loops with %d actions: too few to prove anything", len(records), actions)
+	}
+	diffs, err := looprecord.Replay(o.Autoscaler, records, ledger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range diffs {
+		if i < 3 {
+			t.Error(d)
+		}
+	}
+	if len(diffs) > 0 {
+		t.Fatalf("%d of %d replayed loops differ", len(diffs), len(records))
+	}
+	t.Logf("replayed %d loops (%d actions): same plans", len(records), actions)
+}
+
+// ledger accepts every action, as an in-memory cloud does.
+type ledger struct{}
+
+func (ledger) DecreaseTarget(context.Context, autoscaler.DecreaseTarget) error   { return nil }
+func (ledger) DeleteInstances(context.Context, autoscaler.DeleteInstances) error { return nil }
+func (ledger) ScaleUp(context.Context, autoscaler.ScaleUp) error                 { return nil }
+func (ledger) SoftTaint(context.Context, autoscaler.SoftTaint) error             { return nil }
+func (ledger) SoftUntaint(context.Context, autoscaler.SoftUntaint) error         { return nil }
+func (ledger) RemoveNodes(context.Context, autoscaler.RemoveNodes)               {}

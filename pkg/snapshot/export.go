@@ -1,0 +1,97 @@
+package snapshot
+
+import (
+	"maps"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+)
+
+// Objects are a snapshot's contents as plain objects, to record a loop's
+// input and build the same snapshot again (FromObjects).
+type Objects struct {
+	Groups         []NodeGroup                 `json:"groups,omitempty"`
+	Nodes          []GroupedNode               `json:"nodes,omitempty"`
+	Pods           []*v1.Pod                   `json:"pods,omitempty"`
+	Namespaces     []*v1.Namespace             `json:"namespaces,omitempty"`
+	Volumes        []*v1.PersistentVolume      `json:"volumes,omitempty"`
+	Claims         []*v1.PersistentVolumeClaim `json:"claims,omitempty"`
+	StorageClasses []*storagev1.StorageClass   `json:"storageClasses,omitempty"`
+}
+
+// GroupedNode is a node and its group ("" for none).
+type GroupedNode struct {
+	Node  *v1.Node `json:"node"`
+	Group string   `json:"group,omitempty"`
+}
+
+// Export lists the snapshot's objects in a fixed order: groups by id,
+// nodes by name, pods in node order and each node's order.
+func (s *Snapshot) Export() Objects {
+	var o Objects
+	for _, g := range s.NodeGroups() {
+		o.Groups = append(o.Groups, *g)
+	}
+	for _, ni := range s.sorted {
+		o.Nodes = append(o.Nodes, GroupedNode{Node: ni.Node, Group: ni.Group})
+		for _, pi := range ni.Pods {
+			o.Pods = append(o.Pods, pi.Pod)
+		}
+	}
+	o.Namespaces = s.Namespaces()
+	o.Volumes = valuesByKey(s.pvs)
+	o.Claims = valuesByKey(s.pvcs)
+	o.StorageClasses = valuesByKey(s.classes)
+	return o
+}
+
+func valuesByKey[V any](m map[string]*V) []*V {
+	out := make([]*V, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+// FromObjects builds a snapshot from exported objects; a bad object is an
+// error naming it.
+func FromObjects(o Objects) (*Snapshot, error) {
+	s := New()
+	for _, g := range o.Groups {
+		if err := s.SetNodeGroup(g); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range o.Nodes {
+		if err := s.AddNodeInGroup(n.Node, n.Group); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range o.Pods {
+		if err := s.AddPod(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, ns := range o.Namespaces {
+		if err := s.SetNamespace(ns); err != nil {
+			return nil, err
+		}
+	}
+	for _, pv := range o.Volumes {
+		if err := s.SetPersistentVolume(pv); err != nil {
+			return nil, err
+		}
+	}
+	for _, pvc := range o.Claims {
+		if err := s.SetPersistentVolumeClaim(pvc); err != nil {
+			return nil, err
+		}
+	}
+	for _, sc := range o.StorageClasses {
+		if err := s.SetStorageClass(sc); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
