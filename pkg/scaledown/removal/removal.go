@@ -114,6 +114,9 @@ type Pod struct {
 	hint *hint
 }
 
+// Order is the destination order the pod follows.
+func (p *Pod) Order() int { return p.order }
+
 // Info is the copy's PodInfo, the one bound in the snapshot once placed.
 func (p *Pod) Info() *snapshot.PodInfo { return &p.info }
 
