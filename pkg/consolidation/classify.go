@@ -146,7 +146,12 @@ const (
 	verdictDaemonSet
 )
 
+// keepBlocked keeps node i for a pod a drain rule blocks, once: a node
+// judged again in several trials of a pass is reported the first time.
 func (s *session) keepBlocked(i int32, pod *v1.Pod, v drain.Verdict) {
+	if s.nodes[i].fate != undecided {
+		return
+	}
 	k := s.keep(i, ReasonBlockedByPod, fmt.Sprintf("%s (%s)", v.Message, v.Code))
 	k.Pod, k.PodCode = pod, v.Code
 }

@@ -204,22 +204,48 @@ func checkSafe(t *testing.T, s *snapshot.Snapshot, p consolidation.Plan) {
 		for k := 0; k < m.Launch.Count; k++ {
 			n := s.NodeGroup(m.Launch.Group).Template.DeepCopy()
 			n.Name = fmt.Sprintf("replacement-%d-%d", mi, k)
+			n.Labels[v1.LabelHostname] = n.Name
 			if err := s.AddNodeInGroup(n, m.Launch.Group); err != nil {
 				t.Fatal(err)
 			}
 			newNodes = append(newNodes, n.Name)
 		}
 	}
-	var moving []*v1.Pod
 	var dests []consolidation.Eviction
 	for _, m := range p.Moves {
 		for _, ev := range m.Evict {
 			if gone[ev.To] {
 				t.Errorf("pod %s is planned onto node %s, which the plan removes", ev.Pod.Name, ev.To)
 			}
-			moving = append(moving, ev.Pod)
 			dests = append(dests, ev)
 		}
+	}
+	// Pods for existing nodes first; then those for replacement nodes,
+	// largest first, as the estimator packs them.
+	size := func(ev consolidation.Eviction) (int64, int64) {
+		r := ev.Pod.Spec.Containers[0].Resources.Requests
+		return r.Name("nvidia.com/gpu", "").Value(), r.Cpu().MilliValue()
+	}
+	slices.SortStableFunc(dests, func(a, b consolidation.Eviction) int {
+		if a.ToReplacement != b.ToReplacement {
+			if a.ToReplacement {
+				return 1
+			}
+			return -1
+		}
+		if !a.ToReplacement {
+			return 0
+		}
+		ag, ac := size(a)
+		bg, bc := size(b)
+		if ag != bg {
+			return int(bg - ag)
+		}
+		return int(bc - ac)
+	})
+	moving := make([]*v1.Pod, len(dests))
+	for i := range dests {
+		moving[i] = dests[i].Pod
 	}
 	for n := range gone {
 		if err := s.RemoveNode(n); err != nil {

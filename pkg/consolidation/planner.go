@@ -54,6 +54,7 @@ func (p *Planner) Plan(in Input) Plan {
 	}()
 	s.dropExpendablePods()
 	s.sim.Start(in.Snapshot)
+	s.sim.Revisit = true
 	s.classifyNodes()
 	s.rankCandidates()
 	s.buildOrders()

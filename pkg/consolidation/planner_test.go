@@ -476,3 +476,56 @@ func TestDisabled(t *testing.T) {
 		t.Fatalf("disabled consolidation planned:%s", summary(p))
 	}
 }
+
+// TestPartnersWhereTheyReallyAre: api pods must run beside a cache pod
+// (required pod affinity on the hostname). Node a's deletion waits for its
+// stable time, node b's is due. b's api pod is planned next to the cache
+// pod where it really is, on a, although a's own move (which would take the
+// cache elsewhere) was found first: a move that waits changes nothing.
+func TestPartnersWhereTheyReallyAre(t *testing.T) {
+	c := newCluster(t).group("cpu", cpuNode("16", "64Gi"), 0.77)
+	api := func(name string) *v1.Pod {
+		return owned(builder.Pod(name).CPU("1").Memory("1Gi").Affinity(v1.LabelHostname, "app", "cache"), "api")
+	}
+	cache := owned(builder.Pod("cache").CPU("1").Memory("1Gi"), "cache")
+	c.node("a", "cpu", cache, api("api-a")).node("b", "cpu", api("api-b"))
+	c.node("c", "cpu", cpuPod("web", "12"))
+	o := consolidation.GPUCostOptions()
+	o.Budgets = nil
+	p := plan(t, c, o, func(in *consolidation.Input) {
+		in.State = consolidation.State{Since: map[string]time.Time{"b": t0.Add(-time.Hour)}}
+	})
+	if len(p.Moves) != 1 || !slices.Equal(moveNodes(p.Moves[0]), []string{"b"}) {
+		t.Fatalf("want b deleted:%s", summary(p))
+	}
+	if to := p.Moves[0].Evict[0].To; to != "a" {
+		t.Errorf("api-b planned onto %s, want a, where the cache pod is", to)
+	}
+	if k := kept(t, p, "a"); k.Reason != consolidation.ReasonNotStableLongEnough {
+		t.Errorf("a kept for %s, want %s", k.Reason, consolidation.ReasonNotStableLongEnough)
+	}
+}
+
+// TestReplacementMustSave: a replacement must cost strictly less, and at
+// least MinSavings less.
+func TestReplacementMustSave(t *testing.T) {
+	build := func(price float64) *cluster {
+		c := newCluster(t).group("old", gpuNode(1, "8", "64Gi"), 4.10).group("new", gpuNode(1, "8", "64Gi"), price)
+		return c.node("n", "old", gpuPod("p", 1))
+	}
+	o := immediate()
+	o.MinSavings = 0
+	if p := plan(t, build(4.10), o, nil); len(p.Moves) != 0 {
+		t.Errorf("replaced by a node of the same price:%s", summary(p))
+	}
+	if p := plan(t, build(4.00), o, nil); len(p.Moves) != 1 {
+		t.Errorf("with no minimum saving, want a cheaper node:%s", summary(p))
+	}
+	o.MinSavings = 0.2
+	if p := plan(t, build(3.40), o, nil); len(p.Moves) != 0 {
+		t.Errorf("a 17%% saving with --consolidation-min-savings 0.2:%s", summary(p))
+	}
+	if p := plan(t, build(3.28), o, nil); len(p.Moves) != 1 {
+		t.Errorf("a 20%% saving with --consolidation-min-savings 0.2, want the move:%s", summary(p))
+	}
+}

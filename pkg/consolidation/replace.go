@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
@@ -345,7 +343,12 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*ite
 		case g.Spot && !allSpot && !s.opts.SpotReplacements:
 			continue
 		case priced && g.PricePerHour > 0:
+			// The most nodes that cost at most before less MinSavings, and
+			// strictly less than before.
 			most = int(math.Floor(before*(1-s.opts.MinSavings)/g.PricePerHour + 1e-9))
+			if float64(most)*g.PricePerHour >= before-1e-9 {
+				most--
+			}
 		case !priced && g.ID == own:
 			most = len(nodes) - 1
 		default:
@@ -403,36 +406,13 @@ func (s *session) template(g *snapshot.NodeGroup) (*estimator.Template, error) {
 	return t, nil
 }
 
-// classKey groups pods packing treats alike: one controller, the same
-// requests; a pod without a controller is a class of its own.
-type classKey struct {
-	owner      types.UID
-	cpu, mem   int64
-	scalarSum  int64
-	standalone *v1.Pod
-}
-
+// classesOf makes each leftover pod a class of its own for packing: pods
+// of one controller may still differ (a StatefulSet's pods bind volumes in
+// different zones), and packing trusts a class's first pod for all.
 func classesOf(items []*item) [][]*snapshot.PodInfo {
-	index := map[classKey]int{}
-	var out [][]*snapshot.PodInfo
-	for _, it := range items {
-		pi := it.p.Info()
-		k := classKey{cpu: pi.Requests.MilliCPU, mem: pi.Requests.Memory}
-		for _, v := range pi.Requests.Scalar {
-			k.scalarSum += v
-		}
-		if ref := metav1.GetControllerOfNoCopy(pi.Pod); ref != nil {
-			k.owner = ref.UID
-		} else {
-			k.standalone = it.p.Orig
-		}
-		c, ok := index[k]
-		if !ok {
-			c = len(out)
-			index[k] = c
-			out = append(out, nil)
-		}
-		out[c] = append(out[c], pi)
+	out := make([][]*snapshot.PodInfo, len(items))
+	for k, it := range items {
+		out[k] = []*snapshot.PodInfo{it.p.Info()}
 	}
 	return out
 }

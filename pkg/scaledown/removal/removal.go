@@ -37,6 +37,13 @@ type Simulator struct {
 	arena  podArena
 	moved  map[*snapshot.PodInfo]*Pod
 	hints  map[shape]*hint
+	// Revisit lets hints jump over the node FitsAlone skips (self), noting
+	// it to be checked first next time, instead of stopping at it. When
+	// every node may be self in turn (consolidation weighs them all), a
+	// hint that stops at each self rescans the rest of the order for every
+	// candidate; scale-down leaves it off, its candidates being few and at
+	// the end of its order.
+	Revisit bool
 }
 
 // Start begins a loop over snap: the nodes are numbered in snapshot order,
@@ -177,14 +184,28 @@ func (s *Simulator) FitsAlone(self int32, p *Pod) (Miss, bool) {
 	h := p.hint
 	dests := s.orders[p.order]
 	first := Miss{Node: -1}
+	if s.Revisit {
+		if m, ok, found := s.revisit(self, p, dests); found {
+			return m, ok
+		} else if m.Node >= 0 {
+			first = m
+		}
+	}
 	if h.from >= len(dests) {
+		if first.Node >= 0 {
+			h.miss = first
+		}
 		return h.miss, false
 	}
 	skipped := -1
 	for j := h.from; j < len(dests); j++ {
 		d := dests[j]
 		if d == self {
-			skipped = j
+			if s.Revisit {
+				h.skipped = append(h.skipped, int32(j))
+			} else {
+				skipped = j
+			}
 			continue
 		}
 		if s.gone[d] {
@@ -205,6 +226,33 @@ func (s *Simulator) FitsAlone(self int32, p *Pod) (Miss, bool) {
 	}
 	h.miss = first
 	return first, false
+}
+
+// revisit checks the positions hints jumped over (Revisit): a node that
+// fits ends the search, one that does not is dropped for good. found is
+// false when none fits; m is then the first that failed, if any.
+func (s *Simulator) revisit(self int32, p *Pod, dests []int32) (m Miss, ok, found bool) {
+	h := p.hint
+	m = Miss{Node: -1}
+	kept := h.skipped[:0]
+	for k, j := range h.skipped {
+		d := dests[j]
+		if d == self || s.gone[d] {
+			kept = append(kept, j)
+			continue
+		}
+		if r := p.Check.CheckNodeLocal(s.nodes[d]); !r.Fits() {
+			if m.Node < 0 {
+				m = Miss{Node: d, Result: r}
+			}
+			continue
+		}
+		kept = append(kept, h.skipped[k:]...)
+		h.skipped = kept
+		return Miss{}, true, true
+	}
+	h.skipped = kept
+	return m, false, false
 }
 
 // Place binds p to the first destination from the cursor on, wrapping
@@ -248,6 +296,8 @@ func (p *Pod) Hint() int { return p.hint.from }
 // which every destination is known not to fit it.
 type hint struct {
 	from int
+	// skipped are positions before from not checked yet (Revisit).
+	skipped []int32
 	// miss is why the shape fit nowhere, once it did; node -1 before.
 	miss Miss
 }
