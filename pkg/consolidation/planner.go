@@ -246,7 +246,7 @@ func (s *session) wait(kind MoveKind, nodes []int32, since time.Time) {
 		st := &s.nodes[i]
 		w.Nodes = append(w.Nodes, st.name())
 		s.keep(i, ReasonNotStableLongEnough, fmt.Sprintf(
-			"%s found consolidatable since %s, for %s of %s (--consolidation-stable-time)",
+			"a %s move takes the node; consolidatable since %s, %s of %s (--consolidation-stable-time)",
 			strings.ToLower(string(kind)), st.since.UTC().Format(time.RFC3339),
 			s.in.Now.Sub(st.since).Round(time.Second), s.opts.StableTime))
 		st.fate = waiting

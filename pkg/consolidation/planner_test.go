@@ -529,3 +529,14 @@ func TestReplacementMustSave(t *testing.T) {
 		t.Errorf("a 20%% saving with --consolidation-min-savings 0.2, want the move:%s", summary(p))
 	}
 }
+
+// TestEvictOneByOne: a PodDisruptionBudget allows one disruption and the
+// node has four pods under it: the move goes, its pods evicted one at a
+// time, as scale-down does.
+func TestEvictOneByOne(t *testing.T) {
+	c := halfUsed(t, func(p *v1.Pod) { p.Labels["app"] = "train" }).pdb("train", 1, "train")
+	p := plan(t, c, immediate(), nil)
+	if len(p.Moves) != 1 || !p.Moves[0].EvictOneByOne {
+		t.Fatalf("want one move evicting one by one:%s", summary(p))
+	}
+}
