@@ -225,6 +225,13 @@ func TestDoNotDisrupt(t *testing.T) {
 			}
 		})
 	}
+	t.Run("safe-to-evict false", func(t *testing.T) {
+		c := halfUsed(t, func(p *v1.Pod) { p.Annotations = map[string]string{drain.AnnotationSafeToEvict: "false"} })
+		p := plan(t, c, immediate(), nil)
+		if len(p.Moves) != 0 || kept(t, p, "gpu-a").PodCode != drain.CodeNotSafeToEvict {
+			t.Fatalf("want both kept for %s:%s", drain.CodeNotSafeToEvict, summary(p))
+		}
+	})
 	t.Run("scale-down-disabled", func(t *testing.T) {
 		c := halfUsed(t, nil)
 		c.snap.Node("gpu-a").Node.Annotations = map[string]string{scaledown.AnnotationScaleDownDisabled: "true"}
