@@ -90,6 +90,8 @@ type session struct {
 	waiting   []Waiting
 	kept      []Kept
 	templates map[string]*estimator.Template
+	// empties are empty template nodes, one a group, made once a pass.
+	empties map[string]*snapshot.NodeInfo
 }
 
 // plannedMove is a Move with its evictions as a range of session.evictions.
@@ -152,6 +154,7 @@ func (p *Planner) newSession(in Input) *session {
 		verdicts: p.verdicts[:0],
 		deleting: map[string]bool{}, replacing: map[string]bool{}, launched: map[string]bool{},
 		templates: map[string]*estimator.Template{},
+		empties:   map[string]*snapshot.NodeInfo{},
 	}
 	for _, d := range in.Deleting {
 		s.deleting[d.Node] = true

@@ -361,7 +361,7 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*ite
 			most = head
 			notes = append(notes, why+" reached")
 		}
-		if most <= 0 {
+		if most <= 0 || !s.fitsEmpty(g, leftovers) {
 			continue
 		}
 		tmpl, err := s.template(g)
@@ -391,6 +391,32 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*ite
 func dedupe(xs []string) []string {
 	slices.Sort(xs)
 	return slices.Compact(xs)
+}
+
+// fitsEmpty tells whether every leftover pod passes, on an empty node of
+// g, the checks that depend on the node alone (resources, taints, node
+// affinity, ports): a quick test that spares packing the groups that
+// cannot take them (a GPU model the pods do not ask for, no GPUs at all).
+func (s *session) fitsEmpty(g *snapshot.NodeGroup, leftovers []*item) bool {
+	ni, ok := s.empties[g.ID]
+	if !ok {
+		probe := snapshot.New()
+		n := g.Template.DeepCopy()
+		n.Name = "template-" + g.ID
+		if err := probe.AddNode(n); err == nil {
+			ni = probe.Node(n.Name)
+		}
+		s.empties[g.ID] = ni
+	}
+	if ni == nil {
+		return false
+	}
+	for _, it := range leftovers {
+		if !it.p.Check.CheckNodeLocal(ni).Fits() {
+			return false
+		}
+	}
+	return true
 }
 
 // template is a group's template for packing, made once a pass.
