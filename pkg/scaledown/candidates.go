@@ -108,4 +108,5 @@ func (s *session) buildDestinations() {
 			s.dests = append(s.dests, i)
 		}
 	}
+	s.sim.AddOrder(s.dests)
 }

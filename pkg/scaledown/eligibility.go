@@ -23,7 +23,7 @@ func (s *session) classifyNodes() {
 		st := &s.nodes[i]
 		node := st.ni.Node
 		st.group = s.snap.NodeGroup(st.ni.Group)
-		st.ready = nodeReady(node)
+		st.ready = NodeReady(node)
 		// The same test scale-up uses (the group's template has GPUs, the
 		// node none yet), plus accelerator labels for unmanaged templates:
 		// a node whose device plugin is still starting is not idle.
@@ -80,13 +80,15 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 }
 
 // beingDeleted: the actuator is removing the node, or did until recently.
-// A ToBeDeleted taint older than MaxCloudProviderNodeDeletionTime, or one
+func (s *session) beingDeleted(node *v1.Node) bool {
+	return s.deleting[node.Name] || TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
+}
+
+// TaintedToBeDeleted tells whether node carries a ToBeDeletedByClusterAutoscaler
+// taint set less than maxAge before now. A taint older than that, or one
 // without a readable time, belongs to a removal that died: the node is
 // judged again, as the Cluster Autoscaler does.
-func (s *session) beingDeleted(node *v1.Node) bool {
-	if s.deleting[node.Name] {
-		return true
-	}
+func TaintedToBeDeleted(node *v1.Node, now time.Time, maxAge time.Duration) bool {
 	for i := range node.Spec.Taints {
 		t := &node.Spec.Taints[i]
 		if t.Key != TaintToBeDeleted {
@@ -96,14 +98,14 @@ func (s *session) beingDeleted(node *v1.Node) bool {
 		if err != nil {
 			return false
 		}
-		return s.in.Now.Sub(time.Unix(sec, 0)) < s.opts.MaxCloudProviderNodeDeletionTime
+		return now.Sub(time.Unix(sec, 0)) < maxAge
 	}
 	return false
 }
 
-// nodeReady reads the Ready condition; a node whose network is reported
+// NodeReady reads the Ready condition; a node whose network is reported
 // unavailable is not ready either.
-func nodeReady(node *v1.Node) bool {
+func NodeReady(node *v1.Node) bool {
 	ready := false
 	for i := range node.Status.Conditions {
 		c := &node.Status.Conditions[i]

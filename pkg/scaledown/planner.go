@@ -30,8 +30,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -61,8 +61,7 @@ type Planner struct {
 	dests    []int32
 	toMove   []moveItem
 	verdicts []uint8
-	arena    podArena
-	moved    map[*snapshot.PodInfo]*movingPod
+	sim      rsim.Simulator
 	names    []string
 	doomed   []*snapshot.PodInfo
 }
@@ -76,7 +75,6 @@ func NewPlanner(opts Options) (*Planner, error) {
 		opts:    opts,
 		rules:   drain.Default(opts.drainOptions()),
 		tracker: NewUnneededTracker(),
-		moved:   map[*snapshot.PodInfo]*movingPod{},
 	}, nil
 }
 
@@ -100,6 +98,7 @@ func (p *Planner) Plan(in Input) Plan {
 		p.release(s)
 	}()
 	s.dropExpendablePods()
+	s.sim.Start(in.Snapshot)
 	s.classifyNodes()
 	s.rankCandidates()
 	s.buildDestinations()
@@ -113,12 +112,12 @@ func (p *Planner) Plan(in Input) Plan {
 // session is the working state of one Plan call. Its slices come from the
 // Planner's working memory.
 type session struct {
-	p       *Planner
-	in      Input
-	opts    *Options
-	snap    *snapshot.Snapshot
-	checker *predicates.Checker
-	dctx    drain.Context
+	p    *Planner
+	in   Input
+	opts *Options
+	snap *snapshot.Snapshot
+	sim  *rsim.Simulator
+	dctx drain.Context
 
 	nodes []nodeState // in snapshot (name) order
 	cands []int32     // candidates in simulation order
@@ -130,7 +129,6 @@ type session struct {
 	room           room
 
 	nonEmptyFound int
-	hints         map[shape]*shapeHint
 	verdicts      []uint8
 	removals      []removal
 	moves         []Move    // Removal.Evict of every removal, back to back
@@ -161,10 +159,9 @@ type nodeState struct {
 	// budgeted: a pod that must move falls under a PodDisruptionBudget.
 	budgeted bool
 	// own is the number of pods the node had when the loop started; their
-	// drain verdicts are session.verdicts[verdictsAt:verdictsAt+own].
+	// drain verdicts are session.verdicts[verdictsAt:verdictsAt+own]. The
+	// simulation marks removed nodes gone in session.sim.
 	own, verdictsAt int
-	// gone: removed from the snapshot by the simulation.
-	gone bool
 	// removal indexes session.removals, or -1.
 	removal int32
 	// waiting: unneeded but not removed now; deleted: removed now.
@@ -183,7 +180,7 @@ func (p *Planner) newSession(in Input) *session {
 		in:       in,
 		opts:     &p.opts,
 		snap:     in.Snapshot,
-		checker:  predicates.New(in.Snapshot),
+		sim:      &p.sim,
 		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs)},
 		nodes:    p.nodes[:0],
 		verdicts: p.verdicts[:0],
@@ -213,8 +210,7 @@ func (p *Planner) release(s *session) {
 	clear(p.toMove[:cap(p.toMove)])
 	clear(p.doomed[:cap(p.doomed)])
 	clear(p.names[:cap(p.names)])
-	p.arena.reset()
-	clear(p.moved)
+	p.sim.Release()
 }
 
 func (p *Planner) maxGrace() time.Duration {

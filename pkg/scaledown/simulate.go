@@ -4,11 +4,9 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -30,7 +28,7 @@ type removal struct {
 // this loop moved there (mp set).
 type moveItem struct {
 	pi   *snapshot.PodInfo
-	mp   *movingPod
+	mp   *rsim.Pod
 	dest int32
 }
 
@@ -83,9 +81,9 @@ func (s *session) simulate(i int32) bool {
 	if !evictDaemonSets {
 		s.daemonSetPods = s.daemonSetPods[:dsLo]
 	}
-	mark := s.p.arena.n
+	mark := s.sim.Mark()
 	fail := func() bool {
-		s.p.dropMovingSince(mark)
+		s.sim.DropSince(mark)
 		s.daemonSetPods = s.daemonSetPods[:dsLo]
 		return false
 	}
@@ -94,10 +92,10 @@ func (s *session) simulate(i int32) bool {
 	}
 	s.snap.Fork()
 	_ = s.snap.RemoveNode(st.name()) // the node is in the snapshot: candidates are never removed twice
-	st.gone = true
+	s.sim.SetGone(i, true)
 	if !s.placeAll(i, items) {
 		_ = s.snap.Revert()
-		st.gone = false
+		s.sim.SetGone(i, false)
 		return fail()
 	}
 	_ = s.snap.Commit()
@@ -120,7 +118,7 @@ func (s *session) podsToMove(i int32) ([]moveItem, bool) {
 	items := s.p.toMove[:0]
 	for k, pi := range pods {
 		if k >= st.own {
-			if mp := s.p.moved[pi]; mp != nil {
+			if mp := s.sim.Moved(pi); mp != nil {
 				items = append(items, moveItem{mp: mp})
 				continue
 			}
@@ -161,102 +159,18 @@ func (s *session) precheck(i int32, items []moveItem) bool {
 	for k := range items {
 		it := &items[k]
 		if it.mp == nil {
-			it.mp = s.newMovingPod(it.pi)
+			it.mp = s.sim.NewPod(it.pi, destOrder)
 		}
-		if m, ok := s.fitsAlone(i, it.mp); !ok {
-			s.keepNoPlace(i, it.mp.orig, m)
+		if m, ok := s.sim.FitsAlone(i, it.mp); !ok {
+			s.keepNoPlace(i, it.mp.Orig, m)
 			return false
 		}
 	}
 	return true
 }
 
-// fitsAlone looks for a destination that passes the node-local checks for
-// mp, starting at its shape's hint, and moves the hint up to it.
-//
-// Nodes only fill up as the loop commits removals, so a destination that
-// failed these checks for a shape fails them for good: the hint is the first
-// destination that may still fit the shape, and siblings of a pod that fit
-// nowhere fail at once. Nodes skipped without a check (the one being
-// simulated) are never jumped over.
-func (s *session) fitsAlone(self int32, mp *movingPod) (miss, bool) {
-	h := mp.hint
-	first := miss{node: -1}
-	if h.from >= len(s.dests) {
-		return h.miss, false
-	}
-	skipped := -1
-	for j := h.from; j < len(s.dests); j++ {
-		d := s.dests[j]
-		st := &s.nodes[d]
-		if d == self {
-			skipped = j
-			continue
-		}
-		if st.gone {
-			continue
-		}
-		if r := mp.check.CheckNodeLocal(st.ni); !r.Fits() {
-			if first.node < 0 {
-				first = miss{node: d, result: r}
-			}
-			continue
-		}
-		h.advance(j, skipped)
-		return miss{}, true
-	}
-	h.advance(len(s.dests), skipped)
-	if first.node < 0 {
-		first = h.miss // nothing left to try: say what failed before
-	}
-	h.miss = first
-	return first, false
-}
-
-// shapeHint is, for one pod shape, the position in the destination order
-// before which every destination is known not to fit it.
-type shapeHint struct {
-	from int
-	// miss is why the shape fit nowhere, once it did; node -1 before.
-	miss miss
-}
-
-func (h *shapeHint) advance(to, skipped int) {
-	if skipped >= 0 && skipped < to {
-		to = skipped
-	}
-	h.from = to
-}
-
-// shape identifies pods the node-local checks treat alike: pods of one
-// controller with the same requests. A pod without a controller is its own
-// shape. A wrong match could only keep a node, never remove one.
-type shape struct {
-	owner                types.UID
-	cpu, memory, storage int64
-	scalars, scalarSum   int64
-}
-
-func (s *session) hintFor(pi *snapshot.PodInfo) *shapeHint {
-	ref := metav1.GetControllerOfNoCopy(pi.Pod)
-	if ref == nil {
-		return &shapeHint{miss: miss{node: -1}}
-	}
-	sh := shape{owner: ref.UID, cpu: pi.Requests.MilliCPU, memory: pi.Requests.Memory,
-		storage: pi.Requests.EphemeralStorage, scalars: int64(len(pi.Requests.Scalar))}
-	for _, v := range pi.Requests.Scalar {
-		sh.scalarSum += v
-	}
-	if s.hints == nil {
-		s.hints = map[shape]*shapeHint{}
-	}
-	h := s.hints[sh]
-	if h == nil {
-		h = &shapeHint{miss: miss{node: -1}}
-		s.hints[sh] = h
-	}
-	return h
-}
+// destOrder is the one destination order scale-down gives the simulator.
+const destOrder = 0
 
 // placeAll places each pod on the first destination that passes the
 // scheduler's checks, starting where the previous pod of the node went
@@ -267,10 +181,10 @@ func (s *session) placeAll(i int32, items []moveItem) bool {
 	cursor := 0
 	for k := range items {
 		it := &items[k]
-		cursor = max(cursor, it.mp.hint.from)
-		d, why := s.place(it.mp, &cursor)
+		cursor = max(cursor, it.mp.Hint())
+		d, why := s.sim.Place(it.mp, &cursor)
 		if d < 0 {
-			s.keepNoPlace(i, it.mp.orig, why)
+			s.keepNoPlace(i, it.mp.Orig, why)
 			return false
 		}
 		it.dest = d
@@ -278,51 +192,14 @@ func (s *session) placeAll(i int32, items []moveItem) bool {
 	return true
 }
 
-// place binds mp to the first destination from the cursor on, wrapping
-// around, that passes every check, and moves the cursor there; or returns -1
-// and the answer of the first destination tried.
-func (s *session) place(mp *movingPod, cursor *int) (int32, miss) {
-	first := miss{node: -1}
-	n := len(s.dests)
-	for k, j := 0, *cursor; k < n; k, j = k+1, j+1 {
-		if j >= n {
-			j = 0
-		}
-		d := s.dests[j]
-		st := &s.nodes[d]
-		if st.gone {
-			continue
-		}
-		if r := mp.check.Check(st.ni); !r.Fits() {
-			if first.node < 0 {
-				first = miss{node: d, result: r}
-			}
-			continue
-		}
-		if err := s.snap.AddPodInfo(&mp.info, st.name()); err != nil {
-			return -1, miss{node: d, result: predicates.Result{Predicate: predicates.NodeName,
-				Reason: predicates.ReasonInvalidPod, Detail: err.Error()}}
-		}
-		*cursor = j
-		return d, miss{}
-	}
-	return -1, first
-}
-
-// miss is why a pod did not fit: the first destination tried and its answer.
-type miss struct {
-	node   int32
-	result predicates.Result
-}
-
-func (s *session) keepNoPlace(i int32, pod *v1.Pod, m miss) {
+func (s *session) keepNoPlace(i int32, pod *v1.Pod, m rsim.Miss) {
 	key := pod.Namespace + "/" + pod.Name
 	var msg string
-	if m.node < 0 {
+	if m.Node < 0 {
 		msg = fmt.Sprintf("pod %s must move, but no other node can take pods", key)
 	} else {
-		name := s.nodes[m.node].name()
-		msg = fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, name, m.result.Message(name))
+		name := s.nodes[m.Node].name()
+		msg = fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, name, m.Result.Message(name))
 	}
 	k := s.keep(i, ReasonNoPlaceToMovePods, msg)
 	k.Pod = pod
@@ -336,13 +213,13 @@ func (s *session) record(i int32, items []moveItem, empty bool, dsLo int) {
 	for k := range items {
 		it := &items[k]
 		to := s.nodes[it.dest].name()
-		if it.mp.move >= 0 {
-			s.moves[it.mp.move].To = to
+		if it.mp.Move >= 0 {
+			s.moves[it.mp.Move].To = to
 			continue
 		}
-		it.mp.move = int32(len(s.moves))
-		s.moves = append(s.moves, Move{Pod: it.mp.orig, To: to})
-		if s.dctx.Budgets.Consume(it.mp.orig) {
+		it.mp.Move = int32(len(s.moves))
+		s.moves = append(s.moves, Move{Pod: it.mp.Orig, To: to})
+		if s.dctx.Budgets.Consume(it.mp.Orig) {
 			r.oneByOne = true
 		}
 	}

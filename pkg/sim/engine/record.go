@@ -22,14 +22,32 @@ type Result struct {
 	// GPUHoursAllocated is the integral of GPUs requested by running pods;
 	// GPUHoursProvisioned that of GPUs in billed nodes.
 	GPUHoursAllocated, GPUHoursProvisioned float64
-	// Waits are the pending times of every pod from submission to its
-	// first binding, sorted; pods never bound count until they left the
-	// queue or the run ended.
+	// Waits are every wait of every pod, sorted: from submission, or from
+	// the eviction that sent it back to the queue, to the binding that
+	// ended it; a wait still open when the pod left the queue unbound or
+	// the run ended counts until then.
 	Waits []time.Duration
-	// Unscheduled is how many pods were still waiting at the end.
-	Unscheduled int
-	Submitted   int
-	Finished    int
+	// Unscheduled is how many pods were still waiting at the end without
+	// ever having run; PendingAtEnd counts every pod waiting at the end,
+	// evicted ones included.
+	Unscheduled  int
+	PendingAtEnd int
+	// Unserved is the demand the lower bounds count that never ran.
+	Unserved Unserved
+	// EvictionWaitHours is the pod-hours evicted pods (and the replacements
+	// of evicted Deployment pods) spent waiting to run again;
+	// InterruptedHours is the run time evicted Job pods had behind them,
+	// in pod-hours and GPU-hours. The simulator resumes an evicted Job
+	// where it stopped (as if it checkpointed); a Job that restarts from
+	// scratch loses that time.
+	EvictionWaitHours                     float64
+	InterruptedHours, InterruptedGPUHours float64
+	// LimitsReached are the limits (a group's max size, --max-nodes-total,
+	// --cores-total, --memory-total, --gpu-total) that were reached while
+	// pods that a group so limited could run were waiting.
+	LimitsReached []LimitHit
+	Submitted     int
+	Finished      int
 	// ScaleUps are scale-up actions (one per group per loop), NodesAdded
 	// and NodesRemoved the nodes they and scale-down moved.
 	ScaleUps, NodesAdded, NodesRemoved, Evictions int
@@ -109,6 +127,8 @@ type recorder struct {
 	series       Series
 	demandList   []bound.Change
 	podDemand    []bound.PodChange
+	unserved     unservedRecorder
+	limits       limitWatch
 }
 
 func (r *recorder) init(e *Engine) {
@@ -138,6 +158,8 @@ func (e *Engine) integrate(t time.Duration) {
 	}
 	r.gpuProvTime.add(gpus, dt)
 	r.gpuAllocTime.add(r.gpuAllocated, dt)
+	r.unserved.integrate(dt)
+	e.watchLimits(dt)
 	r.last = t
 }
 
@@ -162,8 +184,6 @@ func (x *exactHours) add(n int64, d time.Duration) {
 }
 
 func (x exactHours) hours() float64 { return float64(x.h) + float64(x.ns)/float64(time.Hour) }
-
-func (r *recorder) wait(d time.Duration) { r.waits = append(r.waits, d) }
 
 // demand adds a Job pod's ideal run to the bound's demand.
 func (r *recorder) demand(from, to time.Duration, w *workloadState, n int) {
@@ -230,13 +250,19 @@ func (e *Engine) result() *Result {
 	}
 	waits := append([]time.Duration(nil), r.waits...)
 	for _, p := range e.pending {
+		waits = append(waits, e.end-p.queuedAt)
+		if p.afterEviction {
+			r.unserved.evictionWait += e.end - p.queuedAt
+		}
 		if !p.waited {
-			waits = append(waits, e.end-p.submit)
 			res.Unscheduled++
 		}
 	}
+	res.PendingAtEnd = len(e.pending)
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	res.Waits = waits
+	e.unservedResult(res)
+	res.LimitsReached = r.limits.result()
 	for _, w := range e.workloads {
 		res.HPAChanges += w.changes
 	}

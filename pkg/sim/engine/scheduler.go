@@ -75,10 +75,8 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 	}
 	p.node, p.boundAt = node.Name(), e.now
 	p.w.version++
-	if !p.waited {
-		p.waited = true
-		e.rec.wait(e.now - p.submit)
-	}
+	p.waited = true
+	e.rec.dequeued(p, e.now)
 	e.rec.gpuAllocated += p.w.gpus
 	if p.duration > 0 {
 		e.schedule(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})

@@ -53,7 +53,14 @@ type simPod struct {
 	node      string
 	boundAt   time.Duration
 	gen       int
-	waited    bool
+	// waited: the pod has run (been bound) at least once.
+	waited bool
+	// queuedAt is when the pod last joined the scheduling queue: at
+	// submission, or when an eviction sent it back.
+	queuedAt time.Duration
+	// afterEviction: the pod waits because of an eviction (a Job pod sent
+	// back to the queue, or the replacement of an evicted Deployment pod).
+	afterEviction bool
 	// hpaPod is the pod as its Deployment's HPA sees it; started backs
 	// its start time.
 	hpaPod  *v1.Pod
@@ -151,9 +158,16 @@ func ownerAPI(kind string) string {
 
 // submit puts a pod in the scheduling queue.
 func (e *Engine) submit(p *simPod) {
-	e.pending = append(e.pending, p)
+	e.enqueue(p)
 	e.rec.submitted++
 	e.touch()
+}
+
+// enqueue puts a pod in the scheduling queue and starts its wait.
+func (e *Engine) enqueue(p *simPod) {
+	p.queuedAt = e.now
+	e.pending = append(e.pending, p)
+	e.rec.queued(p, 1)
 }
 
 // finish ends a Job pod that ran its course.
@@ -191,16 +205,23 @@ func (e *Engine) evict(p *simPod) error {
 	}
 	e.rec.evictions++
 	if p.w.cfg.Deployment == nil {
+		e.rec.interrupted(p, ran)
 		if p.remaining -= ran; p.remaining <= 0 {
 			p.remaining = time.Second
 		}
-		e.pending = append(e.pending, p)
+		p.afterEviction = true
+		e.enqueue(p)
 		return nil
 	}
 	if err := e.deletePod(p); err != nil {
 		return err
 	}
-	return e.addReplica(p.w)
+	r, err := e.addReplica(p.w)
+	if err != nil {
+		return err
+	}
+	r.afterEviction = true
+	return nil
 }
 
 // setReplicas makes a Deployment have n pods: new ones are pending; on the
@@ -212,7 +233,7 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 	}
 	w.desired = n
 	for len(w.replicas) < n {
-		if err := e.addReplica(w); err != nil {
+		if _, err := e.addReplica(w); err != nil {
 			return err
 		}
 	}
@@ -233,16 +254,16 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 	return nil
 }
 
-func (e *Engine) addReplica(w *workloadState) error {
+func (e *Engine) addReplica(w *workloadState) (*simPod, error) {
 	p, err := e.newPod(w, e.now, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.hpaPod = hpaPod(p)
 	w.replicas = append(w.replicas, p)
 	w.version++
 	e.submit(p)
-	return nil
+	return p, nil
 }
 
 // deletePod removes a Deployment pod, pending or running.
@@ -258,10 +279,7 @@ func (e *Engine) deletePod(p *simPod) error {
 				break
 			}
 		}
-		if !p.waited { // left the queue without running: its wait ends here
-			p.waited = true
-			e.rec.wait(e.now - p.submit)
-		}
+		e.rec.dequeued(p, e.now) // left the queue without running: its wait ends here
 	}
 	w := p.w
 	for i, q := range w.replicas {

@@ -80,12 +80,8 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	fmt.Fprintf(tw, "scenario %s, %s simulated\t%s\n", runs[0].Result.Scenario, formatDuration(runs[0].Result.Duration), strings.Join(names(runs), "\t"))
 	row("cost ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Result.Cost) })
 	row(fmt.Sprintf("lower bound, %s ($)", runs[0].BoundKind), func(r Run) string { return fmt.Sprintf("%.2f", r.Bound.Cost) })
-	row("cost / lower bound", func(r Run) string {
-		if r.Bound.Cost <= 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.2fx", r.Result.Cost/r.Bound.Cost)
-	})
+	row("cost / lower bound", costRatio)
+	unservedRows(row)
 	if runs[0].BoundKind != BoundFluid {
 		row("fluid bound ($)", func(r Run) string { return fmt.Sprintf("%.2f", r.Fluid.Cost) })
 	}
@@ -115,11 +111,13 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	row("scale-ups (nodes added)", func(r Run) string { return fmt.Sprintf("%d (%d)", r.Result.ScaleUps, r.Result.NodesAdded) })
 	row("scale-downs (nodes removed)", func(r Run) string { return fmt.Sprintf("%d", r.Result.NodesRemoved) })
 	row("pods evicted", func(r Run) string { return fmt.Sprintf("%d", r.Result.Evictions) })
+	evictionRows(row)
 	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
 	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeUnservedNotes(w, runs)
 	for _, r := range runs {
 		if len(r.Fluid.Unserved) > 0 {
 			fmt.Fprintf(w, "%s: no node group offers %s; that demand is left out of the bounds\n", r.Name(), strings.Join(r.Fluid.Unserved, ", "))

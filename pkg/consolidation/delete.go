@@ -1,0 +1,228 @@
+package consolidation
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// item is a pod that must leave a node being simulated: one of its own (pi
+// set, p made when it is first placed) or one a move of this pass placed
+// there (p set).
+type item struct {
+	pi   *snapshot.PodInfo
+	p    *removal.Pod
+	from int32
+	dest int32 // -1: not placed (a replacement node takes it)
+}
+
+// deletePass weighs each candidate in order for deletion: taken out of the
+// snapshot, do its pods fit on the remaining nodes? A deletion carried out
+// stays in the snapshot, so later candidates cannot count on the node and
+// do count its pods where they went; a deletion that must wait for
+// StableTime is undone, and so is a failed one.
+func (s *session) deletePass() {
+	for _, i := range s.cands {
+		st := &s.nodes[i]
+		if reason, msg := s.room.disrupt(s.room.group(st.group), 1); reason != "" {
+			s.keep(i, reason, msg)
+			continue
+		}
+		if reason, msg := s.room.belowMinimum(s, limits.NodeTotals(st.ni.Node), limits.Totals{}); reason != "" {
+			s.keep(i, reason, msg)
+			continue
+		}
+		s.tryDelete(i)
+	}
+}
+
+// tryDelete simulates deleting node i; see deletePass.
+func (s *session) tryDelete(i int32) {
+	st := &s.nodes[i]
+	nodes := []int32{i}
+	items, ds, ok := s.podsToMove(nodes)
+	if !ok {
+		return
+	}
+	mark := s.sim.Mark()
+	for k := range items {
+		it := &items[k]
+		s.prepare(it)
+		if m, fits := s.sim.FitsAlone(i, it.p); !fits {
+			st.miss = s.missMessage(it.p.Orig, m)
+			s.sim.DropSince(mark)
+			return
+		}
+	}
+	s.snap.Fork()
+	_ = s.snap.RemoveNode(st.name()) // candidates are in the snapshot and weighed once
+	s.sim.SetGone(i, true)
+	undo := func() {
+		_ = s.snap.Revert()
+		s.sim.SetGone(i, false)
+		s.sim.DropSince(mark)
+	}
+	if m, ok := s.placeAll(items, false); !ok {
+		st.miss = s.missMessage(m.pod, m.Miss)
+		undo()
+		return
+	}
+	if ok, since := s.stable(nodes); !ok {
+		undo()
+		s.wait(MoveDelete, nodes, since)
+		return
+	}
+	_ = s.snap.Commit()
+	msg := "its pods fit on other nodes"
+	if st.empty {
+		msg = "no pod must move"
+	}
+	s.record(Move{Kind: MoveDelete, Nodes: s.refs(nodes), PriceBefore: st.price, DaemonSetPods: ds,
+		Message: fmt.Sprintf("delete: %s; saves $%.2f/h", msg, st.price)}, nodes, items)
+}
+
+// prepare makes the moving copy of an item's pod, following the GPU order
+// when it asks for GPUs.
+func (s *session) prepare(it *item) {
+	if it.p != nil {
+		return
+	}
+	order := s.cpuOrder
+	if gpu.Requested(&it.pi.Requests) > 0 {
+		order = s.gpuOrder
+	}
+	it.p = s.sim.NewPod(it.pi, order)
+}
+
+// podsToMove lists the pods of nodes that must move, and their DaemonSet
+// pods. A node's own pods come first, in its order, with the verdicts of
+// judgePods; they are judged again only if they fall under a budget that
+// moves of this pass have drawn on. Pods a move of this pass placed here
+// follow; they move again without being judged, since their budget was
+// charged when they first moved. A pod that is now blocked keeps its node.
+func (s *session) podsToMove(nodes []int32) ([]item, []*v1.Pod, bool) {
+	items := s.p.items[:0]
+	var ds []*v1.Pod
+	for _, i := range nodes {
+		st := &s.nodes[i]
+		rejudge := st.budgeted && s.dctx.Budgets.Consumed() > 0
+		s.dctx.Node = st.ni.Node
+		for k, pi := range st.ni.Pods {
+			if k >= st.own {
+				if p := s.sim.Moved(pi); p != nil {
+					items = append(items, item{p: p, from: i, dest: -1})
+					continue
+				}
+			}
+			kind := verdictSkip
+			if k < st.own && !rejudge {
+				kind = s.verdicts[st.verdictsAt+k]
+			} else {
+				v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
+				switch {
+				case v.Outcome == drain.Block:
+					s.keepBlocked(i, pi.Pod, v)
+					s.p.items = items
+					return nil, nil, false
+				case v.Outcome == drain.Drain:
+					kind = verdictMove
+				case v.Code == drain.CodeDaemonSetPod:
+					kind = verdictDaemonSet
+				}
+			}
+			switch kind {
+			case verdictMove:
+				items = append(items, item{pi: pi, from: i, dest: -1})
+			case verdictDaemonSet:
+				ds = append(ds, pi.Pod)
+			}
+		}
+	}
+	s.p.items = items
+	return items, ds, true
+}
+
+// podMiss is a pod that fit nowhere and why.
+type podMiss struct {
+	removal.Miss
+	pod *v1.Pod
+}
+
+// placeAll places each item on the first destination of its order that
+// passes every check, from where the previous pod of its order went (next
+// fit) or its shape's hint if that is further. With partial, a pod that
+// fits nowhere is left unplaced (a replacement node will take it) and the
+// others go on; without, the first such pod ends the placement.
+func (s *session) placeAll(items []item, partial bool) (podMiss, bool) {
+	cursors := [2]int{}
+	for k := range items {
+		it := &items[k]
+		c := &cursors[0]
+		if it.p.Order() == s.cpuOrder {
+			c = &cursors[1]
+		}
+		*c = max(*c, it.p.Hint())
+		d, m := s.sim.Place(it.p, c)
+		if d < 0 && !partial {
+			return podMiss{Miss: m, pod: it.p.Orig}, false
+		}
+		it.dest = d
+	}
+	return podMiss{}, true
+}
+
+func (s *session) missMessage(pod *v1.Pod, m removal.Miss) string {
+	key := pod.Namespace + "/" + pod.Name
+	if m.Node < 0 {
+		return fmt.Sprintf("pod %s must move, but no other node can take pods", key)
+	}
+	name := s.nodes[m.Node].name()
+	return fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, name, m.Result.Message(name))
+}
+
+func (s *session) refs(nodes []int32) []NodeRef {
+	out := make([]NodeRef, len(nodes))
+	for k, i := range nodes {
+		out[k] = NodeRef{Name: s.nodes[i].name(), Group: s.nodes[i].groupID()}
+	}
+	return out
+}
+
+// record notes a move carried out: the evictions of the nodes' own pods
+// with where they go, the new places of pods earlier moves had put on these
+// nodes, the PodDisruptionBudget allowance the evictions take, and the
+// room the move uses.
+func (s *session) record(m Move, nodes []int32, items []item) {
+	pm := plannedMove{Move: m, lo: len(s.evictions)}
+	for k := range items {
+		it := &items[k]
+		ev := Eviction{ToReplacement: it.dest < 0}
+		if it.dest >= 0 {
+			ev.To = s.nodes[it.dest].name()
+			s.nodes[it.dest].received = true
+		}
+		if it.p.Move >= 0 {
+			ev.Pod = s.evictions[it.p.Move].Pod
+			s.evictions[it.p.Move] = ev
+			continue
+		}
+		ev.Pod = it.p.Orig
+		it.p.Move = int32(len(s.evictions))
+		s.evictions = append(s.evictions, ev)
+		if s.dctx.Budgets.Consume(it.p.Orig) {
+			pm.EvictOneByOne = true
+		}
+	}
+	pm.hi = len(s.evictions)
+	for _, i := range nodes {
+		s.nodes[i].fate = moved
+	}
+	s.room.take(s, nodes, m.Launch)
+	s.moves = append(s.moves, pm)
+}

@@ -1,0 +1,119 @@
+package consolidation
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+)
+
+// Options tune consolidation. Each field names the flag proposed for it and
+// its default (DefaultOptions); the package documentation gives the
+// reasoning behind each default.
+type Options struct {
+	// Enabled (--consolidation, false): whether Plan moves anything. Off in
+	// the upstream-compatible defaults, which never disrupt a node above
+	// the utilization thresholds; on in the gpu-cost profile.
+	Enabled bool
+	// StableTime (--consolidation-stable-time, 10m): how long a node must
+	// have been found consolidatable, loop after loop, before a move that
+	// takes it is carried out. The same wait --scale-down-unneeded-time asks
+	// of an idle node.
+	StableTime time.Duration
+	// MinSavings (--consolidation-min-savings, 0.2): the least fraction of
+	// the hourly price of the nodes a replacement removes that it must save.
+	// Deleting a node whose pods fit elsewhere always saves its price.
+	MinSavings float64
+	// SpotReplacements (--consolidation-spot-replacements, false): whether a
+	// replacement may come from a spot group when the nodes it replaces are
+	// not all spot. Moving steady work onto interruptible capacity is a
+	// choice of policy, not of price.
+	SpotReplacements bool
+	// MaxBatch (--consolidation-max-batch, 100): the most nodes one
+	// multi-node replacement weighs at once.
+	MaxBatch int
+	// Budgets (--consolidation-budget, "nodes=10%"): how many nodes of each
+	// group may be disrupted at once; see Budget.
+	Budgets []Budget
+	// Windows (--consolidation-window, none): maintenance windows; see
+	// Window.
+	Windows []Window
+	// Drain are the drain rules' options, shared with scale-down
+	// (--skip-nodes-with-local-storage, --skip-nodes-with-system-pods,
+	// --skip-nodes-with-custom-controller-pods,
+	// --expendable-pods-priority-cutoff).
+	Drain drain.Options
+	// MaxCloudProviderNodeDeletionTime (shared with scale-down, 5m): a
+	// ToBeDeletedByClusterAutoscaler taint older than this belongs to a
+	// removal that died.
+	MaxCloudProviderNodeDeletionTime time.Duration
+	// Limits are the cluster-wide bounds (--max-nodes-total,
+	// --cores-total, --memory-total, --gpu-total): a replacement must fit
+	// under the maximums while old and new nodes both run, and no move
+	// takes the cluster below a minimum.
+	Limits limits.Limits
+}
+
+// DefaultBudget is the budget DefaultOptions sets (Karpenter's default too);
+// with no budget at all, nothing limits how many nodes move at once.
+const DefaultBudget = "nodes=10%"
+
+// DefaultOptions returns consolidation switched off, every other option at
+// its documented default.
+func DefaultOptions() Options {
+	b, err := ParseBudget(DefaultBudget)
+	if err != nil {
+		panic(err) // a constant that parses
+	}
+	return Options{
+		StableTime:                       10 * time.Minute,
+		MinSavings:                       0.2,
+		MaxBatch:                         100,
+		Budgets:                          []Budget{b},
+		Drain:                            drain.DefaultOptions(),
+		MaxCloudProviderNodeDeletionTime: 5 * time.Minute,
+		Limits:                           limits.Default(),
+	}
+}
+
+// GPUCostOptions returns the defaults with consolidation on: what the
+// gpu-cost profile asks of consolidation.
+func GPUCostOptions() Options {
+	o := DefaultOptions()
+	o.Enabled = true
+	return o
+}
+
+// Validate reports every field that is out of range, naming the field, its
+// flag and the value.
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(field, flag, rule string, v any) {
+		errs = append(errs, fmt.Errorf("consolidation option %s (--%s): %s, got %v", field, flag, rule, v))
+	}
+	if o.StableTime < 0 {
+		bad("StableTime", "consolidation-stable-time", "must not be negative", o.StableTime)
+	}
+	if !(o.MinSavings >= 0 && o.MinSavings < 1) { // also catches NaN
+		bad("MinSavings", "consolidation-min-savings", "must be at least 0 and below 1", o.MinSavings)
+	}
+	if o.MaxBatch < 1 {
+		bad("MaxBatch", "consolidation-max-batch", "must be at least 1", o.MaxBatch)
+	}
+	if o.MaxCloudProviderNodeDeletionTime < 0 {
+		bad("MaxCloudProviderNodeDeletionTime", "max-cloud-provider-node-deletion-time", "must not be negative", o.MaxCloudProviderNodeDeletionTime)
+	}
+	for i, b := range o.Budgets {
+		if b.Nodes < 0 || (b.Percent && b.Nodes > 100) || (b.Schedule != nil) != (b.Duration > 0) {
+			bad(fmt.Sprintf("Budgets[%d]", i), "consolidation-budget", "nodes must be 0 or more (at most 100%) and a schedule needs a positive duration", b.Spec)
+		}
+	}
+	for i, w := range o.Windows {
+		if w.Schedule == nil || w.Duration <= 0 {
+			bad(fmt.Sprintf("Windows[%d]", i), "consolidation-window", "needs a schedule and a positive duration", w.Spec)
+		}
+	}
+	return errors.Join(errs...)
+}

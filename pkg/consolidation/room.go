@@ -1,0 +1,142 @@
+package consolidation
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// room tracks, over one pass, how many more nodes each group may lose (its
+// disruption budget, its minimum size) and how far the cluster is from its
+// limits. It is checked before each simulation and charged after each move,
+// so nodes that may not go anyway stay in the snapshot and keep their room
+// for the pods of other moves.
+type room struct {
+	groups map[string]*groupRoom
+	sizes  map[string]int
+	// minimums is set when some cluster-wide minimum is above zero; only
+	// then are the totals of nodes that stay kept.
+	minimums bool
+	// staying sums the nodes that are not being removed; all sums every
+	// node plus the replacement nodes asked for and not registered yet,
+	// for the maximums.
+	staying, all limits.Totals
+}
+
+// groupRoom is one node group's account.
+type groupRoom struct {
+	g *snapshot.NodeGroup
+	// busy counts nodes being deleted or replaced by earlier passes;
+	// planned those moves of this pass take.
+	busy, planned int
+	allowance     int
+	budget        string
+	windowOpen    bool
+	windows       []string
+}
+
+func (r *room) init(s *session) {
+	r.groups = map[string]*groupRoom{}
+	r.sizes = map[string]int{}
+	l := &s.opts.Limits
+	r.minimums = l.Cores.Min > 0 || l.MemoryGiB.Min > 0
+	for _, g := range l.GPUs {
+		r.minimums = r.minimums || g.Min > 0
+	}
+	for _, ni := range s.snap.Nodes() {
+		r.sizes[ni.Group]++
+		r.all.Add(limits.NodeTotals(ni.Node), 1)
+	}
+	for _, rep := range s.in.Replacing {
+		if g := s.snap.NodeGroup(rep.Group); g != nil && g.Template != nil && rep.Count > len(rep.New) {
+			r.all.Add(limits.NodeTotals(g.Template), rep.Count-len(rep.New))
+		}
+	}
+	busy := map[string]int{}
+	for _, d := range s.in.Deleting {
+		busy[d.Group]++
+	}
+	for _, ni := range s.snap.Nodes() {
+		if s.replacing[ni.Name()] && !s.deleting[ni.Name()] {
+			busy[ni.Group]++
+		}
+	}
+	for _, g := range s.snap.NodeGroups() {
+		gr := &groupRoom{g: g, busy: busy[g.ID]}
+		gr.allowance, gr.budget = groupAllowance(s.opts.Budgets, g.ID, r.sizes[g.ID], s.in.Now)
+		gr.windowOpen, gr.windows = windowOpen(s.opts.Windows, g.ID, s.in.Now)
+		r.groups[g.ID] = gr
+	}
+}
+
+// count adds a node that is not being removed to the staying totals.
+func (r *room) count(st *nodeState) {
+	if r.minimums {
+		r.staying.Add(limits.NodeTotals(st.ni.Node), 1)
+	}
+}
+
+func (r *room) group(g *snapshot.NodeGroup) *groupRoom { return r.groups[g.ID] }
+
+// disrupt returns why n more nodes of g may not be disrupted in this pass,
+// or "".
+func (r *room) disrupt(g *groupRoom, n int) (Reason, string) {
+	inUse := g.busy + g.planned
+	if g.allowance != math.MaxInt && inUse+n > g.allowance {
+		return ReasonBudget, fmt.Sprintf("node group %s may have %d nodes disrupted at once (budget %q), %d are already",
+			g.g.ID, g.allowance, g.budget, inUse)
+	}
+	if g.g.TargetSize-inUse-n < g.g.MinSize {
+		return ReasonMinSize, fmt.Sprintf(
+			"node group %s is at its minimum size %d (target size %d, %d being removed or replaced)",
+			g.g.ID, g.g.MinSize, g.g.TargetSize, inUse)
+	}
+	return "", ""
+}
+
+// belowMinimum returns why removing nodes adding up to gone, while adding
+// nodes adding up to added, would take the cluster below a minimum, or "".
+func (r *room) belowMinimum(s *session, gone, added limits.Totals) (Reason, string) {
+	if !r.minimums {
+		return "", ""
+	}
+	per := gone
+	per.Add(added, -1)
+	if below, which := s.opts.Limits.BelowMinimum(r.staying, per); below {
+		return ReasonClusterMinimum, fmt.Sprintf("removing the node would take the cluster below the minimum of --%s", which)
+	}
+	return "", ""
+}
+
+// headroom is how many nodes of g may be added, old nodes still running:
+// the group's maximum size and the cluster's maximums, and which binds.
+func (r *room) headroom(s *session, g *snapshot.NodeGroup) (int, string) {
+	n, why := g.MaxSize-g.TargetSize, fmt.Sprintf("node group %s max size %d", g.ID, g.MaxSize)
+	if g.Template != nil {
+		if h, limit := s.opts.Limits.Headroom(r.all, limits.NodeTotals(g.Template)); h < n {
+			n, why = h, "--"+limit
+		}
+	}
+	return max(n, 0), why
+}
+
+// take charges a move: nodes leave their groups, their totals leave the
+// staying ones, and a replacement's nodes join the cluster.
+func (r *room) take(s *session, nodes []int32, launch Launch) {
+	for _, i := range nodes {
+		st := &s.nodes[i]
+		r.group(st.group).planned++
+		if r.minimums {
+			r.staying.Add(limits.NodeTotals(st.ni.Node), -1)
+		}
+	}
+	if launch.Count > 0 {
+		t := limits.NodeTotals(s.snap.NodeGroup(launch.Group).Template)
+		r.all.Add(t, launch.Count)
+		if r.minimums {
+			r.staying.Add(t, launch.Count)
+		}
+	}
+}
