@@ -29,6 +29,10 @@ type Actuator interface {
 	// taint on nodes and take it off.
 	SoftTaint(ctx context.Context, a autoscaler.SoftTaint) error
 	SoftUntaint(ctx context.Context, a autoscaler.SoftUntaint) error
+	// Cordon and Uncordon put the NoSchedule taint of a consolidation
+	// replacement on nodes and take it off.
+	Cordon(ctx context.Context, a autoscaler.Cordon) error
+	Uncordon(ctx context.Context, a autoscaler.Uncordon) error
 	// RemoveNodes starts removing a batch of nodes; each removal's
 	// outcome (RemovalDone, RemovalFailed or RemovalAborted) goes to the
 	// actuator's queue when it ends.
@@ -72,6 +76,10 @@ func Carry(ctx context.Context, act Actuator, clk clock.PassiveClock, actions []
 			fail(fmt.Sprintf("soft-tainting %d node(s)", len(a.Nodes)), act.SoftTaint(ctx, a))
 		case autoscaler.SoftUntaint:
 			fail(fmt.Sprintf("soft-untainting %d node(s)", len(a.Nodes)), act.SoftUntaint(ctx, a))
+		case autoscaler.Cordon:
+			fail(fmt.Sprintf("cordoning %d node(s) for a replacement", len(a.Nodes)), act.Cordon(ctx, a))
+		case autoscaler.Uncordon:
+			fail(fmt.Sprintf("uncordoning %d node(s)", len(a.Nodes)), act.Uncordon(ctx, a))
 		case autoscaler.RemoveNodes:
 			act.RemoveNodes(ctx, a)
 		default:

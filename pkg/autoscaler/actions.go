@@ -13,7 +13,7 @@ import (
 // a later Input.
 //
 // The concrete types are DecreaseTarget, DeleteInstances, ScaleUp,
-// SoftTaint, SoftUntaint and RemoveNodes.
+// SoftTaint, SoftUntaint, RemoveNodes, Cordon and Uncordon.
 type Action interface{ action() }
 
 // DecreaseTarget lowers a group's target size by Delta for nodes that were
@@ -63,7 +63,27 @@ type RemoveNodes struct {
 	MaxGracefulTermination time.Duration
 }
 
+// Cordon taints nodes TaintConsolidating (NoSchedule): consolidation is
+// replacing them, and they take no new pods while the replacement starts.
+type Cordon struct {
+	Nodes  []string
+	Reason string
+}
+
+// Uncordon takes that taint off again: the replacement was given up.
+type Uncordon struct {
+	Nodes  []string
+	Reason string
+}
+
+// TaintConsolidating (NoSchedule) marks a node that consolidation is
+// replacing: it takes no new pods until it is drained, or until the
+// replacement is given up.
+const TaintConsolidating = "gpuscale.dev/consolidating"
+
 func (DecreaseTarget) action()  {}
+func (Cordon) action()          {}
+func (Uncordon) action()        {}
 func (DeleteInstances) action() {}
 func (ScaleUp) action()         {}
 func (SoftTaint) action()       {}

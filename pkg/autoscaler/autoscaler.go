@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
@@ -45,6 +46,9 @@ type Options struct {
 	// --max-total-unready-percentage 45).
 	OkTotalUnreadyCount       int
 	MaxTotalUnreadyPercentage float64
+	// Consolidation moves pods so that nodes can go whatever their
+	// utilization (off by default; on in the gpu-cost profile).
+	Consolidation consolidation.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -58,6 +62,7 @@ func DefaultOptions() Options {
 		ExpendablePodsPriorityCutoff: -10,
 		OkTotalUnreadyCount:          3,
 		MaxTotalUnreadyPercentage:    45,
+		Consolidation:                consolidation.DefaultOptions(),
 	}
 }
 
@@ -80,6 +85,11 @@ type Autoscaler struct {
 	state *clusterstate.State
 	up    *scaleup.Planner
 	down  *scaledown.Planner
+	cons  *consolidation.Planner
+	// consState and replacing are consolidation's memory: since when
+	// nodes are consolidatable, and replacements in flight.
+	consState consolidation.State
+	replacing []replacement
 }
 
 // New validates opts and builds both planners.
@@ -90,6 +100,9 @@ func New(opts Options) (*Autoscaler, error) {
 	opts.ScaleUp.Limits, opts.ScaleDown.Limits = opts.Limits, opts.Limits
 	opts.ScaleUp.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
 	opts.ScaleDown.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
+	opts.Consolidation.Limits = opts.Limits
+	opts.Consolidation.Drain = opts.ScaleDown.DrainOptions()
+	opts.Consolidation.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
 	up, err := scaleup.NewPlanner(opts.ScaleUp)
 	if err != nil {
 		return nil, err
@@ -98,7 +111,11 @@ func New(opts Options) (*Autoscaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Autoscaler{opts: opts, state: clusterstate.New(opts.ClusterState), up: up, down: down}, nil
+	cons, err := consolidation.NewPlanner(opts.Consolidation)
+	if err != nil {
+		return nil, err
+	}
+	return &Autoscaler{opts: opts, state: clusterstate.New(opts.ClusterState), up: up, down: down, cons: cons}, nil
 }
 
 // Options returns the options the autoscaler runs with.
@@ -178,6 +195,11 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 			return Plan{}, err
 		}
 		acts = append(acts, l.actions()...)
+		more, err := l.consolidate()
+		if err != nil {
+			return Plan{}, fmt.Errorf("consolidation: %w", err)
+		}
+		acts = append(acts, more...)
 	} else {
 		l.downSkipped, l.downSkippedMessage = skipUnhealthy, l.health.Message
 		l.pendingUnsafe()
@@ -196,6 +218,9 @@ type loop struct {
 	health    status.Health
 	upPlan    scaleup.Plan
 	downPlan  scaledown.Plan
+	consPlan  consolidation.Plan
+	// consolidated counts the consolidation moves started this loop.
+	consolidated int
 	// downSkipped is a stable code when scale-down did not run.
 	downSkipped, downSkippedMessage string
 }
@@ -247,12 +272,8 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 			return scaledown.Plan{}, err
 		}
 	}
-	var deleting []scaledown.Deletion
-	for _, d := range l.state.Deleting() {
-		deleting = append(deleting, scaledown.Deletion{Node: d.Node, Group: d.Group, Drain: d.Drain})
-	}
 	return l.down.Plan(scaledown.Input{
-		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Deleting: deleting,
+		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Deleting: l.deletingForScaleDown(), Reserved: l.reservedNew(),
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil

@@ -82,6 +82,10 @@ func summary(p autoscaler.Plan) string {
 			parts = append(parts, "soft-taint "+strings.Join(a.Nodes, ","))
 		case autoscaler.SoftUntaint:
 			parts = append(parts, "soft-untaint "+strings.Join(a.Nodes, ","))
+		case autoscaler.Cordon:
+			parts = append(parts, "cordon "+strings.Join(a.Nodes, ","))
+		case autoscaler.Uncordon:
+			parts = append(parts, "uncordon "+strings.Join(a.Nodes, ","))
 		case autoscaler.RemoveNodes:
 			var names []string
 			for _, r := range a.Removals {

@@ -65,6 +65,7 @@ func (l *loop) status() status.Status {
 		st.Pending = append(st.Pending, pp)
 	}
 	st.Nodes = l.nodeStatuses(groups)
+	st.Consolidation = l.consolidationStatus()
 	st.Cluster.ScaleDown = status.ScaleDown{Skipped: l.downSkipped, SkippedMessage: l.downSkippedMessage,
 		Candidates: len(l.downPlan.Unneeded) + len(l.downPlan.Delete)}
 	if len(l.downPlan.Unneeded) > 0 {

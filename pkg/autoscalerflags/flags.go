@@ -37,6 +37,9 @@ type Flags struct {
 	// checks are the values parsed with deferred errors, so that every
 	// bad value is reported at once by Validate.
 	checks []checked
+	// profile is --profile; Validate applies it once to the flags not set.
+	profile        string
+	profileApplied bool
 }
 
 // New returns the flags with the upstream defaults.
@@ -111,4 +114,5 @@ func (f *Flags) define() {
 	fs.BoolVar(&down.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", down.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods gracefully from drained nodes before removal.")
 	fs.DurationVar(&down.MaxCloudProviderNodeDeletionTime, "max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime, "A node tainted for deletion longer ago than this is judged again.")
 	fs.IntVar(&down.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount, "Most nodes soft-tainted (PreferNoSchedule) or untainted per loop; 0 turns soft tainting off.")
+	f.defineConsolidation()
 }

@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	over, err := autoscalerflags.ParseSettings("expander=least-waste,scan-interval=1m,skip-nodes-with-system-pods=false")
+	over, err := autoscalerflags.ParseSettings("expander=least-waste,price,scan-interval=1m,skip-nodes-with-system-pods=false")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := d.Autoscaler
-	if o.ScaleUp.Expander != "least-waste" || o.Limits.Cores.Max != 1000000 || len(o.Limits.GPUs) != 2 ||
+	if o.ScaleUp.Expander != "least-waste,price" || o.Limits.Cores.Max != 1000000 || len(o.Limits.GPUs) != 2 ||
 		d.ScanInterval != time.Minute || o.ScaleDown.SkipNodesWithSystemPods {
 		t.Errorf("decision %+v scan %s", o, d.ScanInterval)
 	}
@@ -78,5 +78,34 @@ func TestSettingsOfAScenarioMap(t *testing.T) {
 	}
 	if _, err := autoscalerflags.SettingsOf(map[string]any{"expander": nil}); err == nil {
 		t.Error("a flag with no value was accepted")
+	}
+}
+
+// A profile sets its flags unless they are given with it: on the command
+// line, flags given anywhere win; in settings groups, the profile
+// overrides earlier groups (a scenario file) and its own group's other
+// settings override it.
+func TestProfile(t *testing.T) {
+	scenario := []autoscalerflags.Setting{{Name: "expander", Value: "least-waste"}}
+	d, err := autoscalerflags.Parse(scenario, []autoscalerflags.Setting{{Name: "profile", Value: "gpu-cost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Autoscaler.Consolidation.Enabled || d.Autoscaler.ScaleUp.Expander != "price,least-waste" {
+		t.Errorf("profile over the scenario: consolidation %v, expander %q", d.Autoscaler.Consolidation.Enabled, d.Autoscaler.ScaleUp.Expander)
+	}
+	own, _ := autoscalerflags.ParseSettings("expander=random,profile=gpu-cost")
+	if d, _ = autoscalerflags.Parse(own); d.Autoscaler.ScaleUp.Expander != "random" || !d.Autoscaler.Consolidation.Enabled {
+		t.Errorf("a flag beside the profile: expander %q", d.Autoscaler.ScaleUp.Expander)
+	}
+	f := autoscalerflags.New()
+	if err := f.FlagSet().Parse([]string{"--expander=most-pods", "--profile=gpu-cost"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Validate(); err != nil || f.Decision.Autoscaler.ScaleUp.Expander != "most-pods" || !f.Decision.Autoscaler.Consolidation.Enabled {
+		t.Errorf("command line: %v, expander %q", err, f.Decision.Autoscaler.ScaleUp.Expander)
+	}
+	if _, err := autoscalerflags.Parse([]autoscalerflags.Setting{{Name: "profile", Value: "cheap"}}); err == nil || !strings.Contains(err.Error(), `--profile: unknown profile "cheap"`) {
+		t.Errorf("unknown profile: %v", err)
 	}
 }

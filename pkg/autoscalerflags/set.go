@@ -14,7 +14,9 @@ type Setting struct {
 }
 
 // ParseSettings reads "name=value,name=value" (names with or without their
-// leading dashes). A repeatable flag may appear more than once.
+// leading dashes). A repeatable flag may appear more than once. A part
+// without "=" continues the value before it, so values with commas need no
+// quoting: "expander=price,least-waste,max-nodes-total=40".
 func ParseSettings(s string) ([]Setting, error) {
 	var out []Setting
 	for _, part := range strings.Split(s, ",") {
@@ -23,6 +25,10 @@ func ParseSettings(s string) ([]Setting, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(part, "=")
+		if !ok && len(out) > 0 {
+			out[len(out)-1].Value += "," + part
+			continue
+		}
 		k = strings.TrimLeft(strings.TrimSpace(k), "-")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%q is not name=value", part)
@@ -58,10 +64,28 @@ func SettingsOf(m map[string]any) ([]Setting, error) {
 
 // Apply sets each setting as if given on the command line. Unknown names
 // and unparsable values are errors naming the flag and the value; value
-// checks that need the whole set wait for Validate.
+// checks that need the whole set wait for Validate. A profile in the group
+// is applied first, over what earlier groups set (a scenario file), and
+// the group's other settings over it.
 func (f *Flags) Apply(settings []Setting) error {
 	var errs []error
 	for _, s := range settings {
+		if s.Name != "profile" {
+			continue
+		}
+		ps, err := profile(s.Value)
+		if err == nil {
+			f.profile, f.profileApplied = s.Value, true
+			err = f.Apply(ps)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range settings {
+		if s.Name == "profile" {
+			continue
+		}
 		if f.fs.Lookup(s.Name) == nil {
 			errs = append(errs, fmt.Errorf("--%s: not a decision flag of cluster-autoscaler (docs/flags.md lists them), got %q", s.Name, s.Name+"="+s.Value))
 			continue

@@ -16,6 +16,9 @@ import (
 // flag's name and ending with the value given.
 func (f *Flags) Validate() error {
 	v := &problems{}
+	if err := f.applyProfile(); err != nil {
+		v.errs = append(v.errs, err)
+	}
 	for _, c := range f.checks {
 		if err := c.check(); err != nil {
 			v.errs = append(v.errs, err)
@@ -71,6 +74,14 @@ func (f *Flags) Validate() error {
 	v.notNegativeInt("max-graceful-termination-sec", down.MaxGracefulTerminationSec)
 	v.positive("max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime)
 	v.notNegativeInt("max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount)
+	c := &o.Consolidation
+	v.notNegative("consolidation-stable-time", c.StableTime)
+	if !(c.MinSavings >= 0 && c.MinSavings < 1) {
+		v.add("consolidation-min-savings", "must be at least 0 and below 1, got %s", strconv.FormatFloat(c.MinSavings, 'g', -1, 64))
+	}
+	if c.MaxBatch < 1 {
+		v.add("consolidation-max-batch", "must be at least 1, got %d", c.MaxBatch)
+	}
 	return errors.Join(v.errs...)
 }
 

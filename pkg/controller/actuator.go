@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -97,6 +98,31 @@ func (a *liveActuator) SoftUntaint(ctx context.Context, t autoscaler.SoftUntaint
 		if err := removeTaint(ctx, a.client, n, scaledown.TaintDeletionCandidate); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 		}
+	}
+	return joinErrors(errs)
+}
+
+func (a *liveActuator) Cordon(ctx context.Context, c autoscaler.Cordon) error {
+	var errs []error
+	taint := v1.Taint{Key: autoscaler.TaintConsolidating, Value: strconv.FormatInt(a.clock.Now().Unix(), 10), Effect: v1.TaintEffectNoSchedule}
+	for _, n := range c.Nodes {
+		if err := addTaint(ctx, a.client, n, taint); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
+			continue
+		}
+		a.events.node(n, v1.EventTypeNormal, "ConsolidationReplace", c.Reason)
+	}
+	return joinErrors(errs)
+}
+
+func (a *liveActuator) Uncordon(ctx context.Context, c autoscaler.Uncordon) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if err := removeTaint(ctx, a.client, n, autoscaler.TaintConsolidating); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
+			continue
+		}
+		a.events.node(n, v1.EventTypeNormal, "ConsolidationGivenUp", c.Reason)
 	}
 	return joinErrors(errs)
 }

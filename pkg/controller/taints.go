@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
 
@@ -97,13 +98,14 @@ func (c *Controller) cleanStaleTaints(ctx context.Context) (int, error) {
 	cleaned := 0
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		if !hasTaint(n, scaledown.TaintToBeDeleted) && !hasTaint(n, scaledown.TaintDeletionCandidate) {
+		if !hasTaint(n, scaledown.TaintToBeDeleted) && !hasTaint(n, scaledown.TaintDeletionCandidate) &&
+			!hasTaint(n, autoscaler.TaintConsolidating) {
 			continue
 		}
 		if g, err := c.cp.NodeGroupForNode(n); err != nil || !ours[g] {
 			continue
 		}
-		for _, key := range []string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate} {
+		for _, key := range []string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate, autoscaler.TaintConsolidating} {
 			if hasTaint(n, key) {
 				if err := removeTaint(ctx, c.client, n.Name, key); err != nil {
 					return cleaned, fmt.Errorf("node %s: removing stale taint %s: %w", n.Name, key, err)

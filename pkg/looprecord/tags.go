@@ -23,6 +23,10 @@ func tag(v any) (Tagged, error) {
 		name = "SoftUntaint"
 	case autoscaler.RemoveNodes:
 		name = "RemoveNodes"
+	case autoscaler.Cordon:
+		name = "Cordon"
+	case autoscaler.Uncordon:
+		name = "Uncordon"
 	case autoscaler.ScaleUpResult:
 		name = "ScaleUpResult"
 	case autoscaler.CreationFailed:

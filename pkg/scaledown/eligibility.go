@@ -60,6 +60,8 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		return ReasonNotAutoscaled, fmt.Sprintf("node group %s is not managed by the autoscaler", st.ni.Group)
 	case st.unready() && !s.opts.UnreadyEnabled:
 		return ReasonUnreadyDisabled, fmt.Sprintf("node is %s and --scale-down-unready-enabled=false", unreadyWord(st))
+	case s.in.Reserved[st.ni.Name()] != "":
+		return ReasonReserved, s.in.Reserved[st.ni.Name()]
 	}
 	if st.awaitingGPU {
 		// Its GPUs cannot be counted yet; it waits UnreadyTime instead of

@@ -120,8 +120,9 @@ func DefaultOptions() Options {
 	}
 }
 
-// drainOptions are the options the drain rules read.
-func (o *Options) drainOptions() drain.Options {
+// DrainOptions are the options the drain rules read (shared with
+// consolidation).
+func (o *Options) DrainOptions() drain.Options {
 	return drain.Options{
 		SkipNodesWithLocalStorage:         o.SkipNodesWithLocalStorage,
 		SkipNodesWithSystemPods:           o.SkipNodesWithSystemPods,

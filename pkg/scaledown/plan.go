@@ -26,6 +26,10 @@ type Input struct {
 	LastScaleUp, LastScaleDelete, LastScaleDownFailure time.Time
 	// Deleting are the removals the actuator has in flight.
 	Deleting []Deletion
+	// Reserved are nodes that must stay whatever their use, with why (the
+	// new nodes of a consolidation replacement, until the nodes they
+	// replace are drained onto them). They still take moved pods.
+	Reserved map[string]string
 }
 
 // Deletion is a node removal in progress.

@@ -73,7 +73,7 @@ func NewPlanner(opts Options) (*Planner, error) {
 	}
 	return &Planner{
 		opts:    opts,
-		rules:   drain.Default(opts.drainOptions()),
+		rules:   drain.Default(opts.DrainOptions()),
 		tracker: NewUnneededTracker(),
 	}, nil
 }

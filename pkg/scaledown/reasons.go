@@ -18,6 +18,9 @@ const (
 	ReasonUnreadyDisabled Reason = "ScaleDownUnreadyDisabled"
 	// ReasonNotUnderutilized: utilization is at or above the threshold.
 	ReasonNotUnderutilized Reason = "NotUnderutilized"
+	// ReasonReserved: the node is reserved for pods on their way to it
+	// (Input.Reserved).
+	ReasonReserved Reason = "ReservedForReplacement"
 )
 
 // Reasons found while simulating the removal.

@@ -20,15 +20,15 @@ func sample() status.Status {
 	return status.Status{
 		Time: t0,
 		Cluster: status.Cluster{
-			Health: status.Health{Safe: true},
-			Nodes:  status.NodeCounts{Registered: 4, Ready: 2, NotStarted: 1, AwaitingDevices: 1, Unready: 1, DevicesOverdue: 1, Unregistered: 2, LongUnregistered: 1, BeingDeleted: 1},
+			Health:            status.Health{Safe: true},
+			Nodes:             status.NodeCounts{Registered: 4, Ready: 2, NotStarted: 1, AwaitingDevices: 1, Unready: 1, DevicesOverdue: 1, Unregistered: 2, LongUnregistered: 1, BeingDeleted: 1},
 			ScaleUpInProgress: true,
 			ScaleDown:         status.ScaleDown{Candidates: 1, CooldownUntil: t0.Add(5 * time.Minute), CooldownReason: "--scale-down-delay-after-add"},
 		},
 		NodeGroups: []status.NodeGroup{
 			{ID: "cpu", Min: 1, Max: 10, Target: 2, Nodes: status.NodeCounts{Registered: 2, Ready: 2}, ScaleUp: status.Activity{State: status.ActivityNone}, Candidates: 1},
 			{ID: "gpu", Min: 0, Max: 4, Target: 4, Nodes: status.NodeCounts{Registered: 2, NotStarted: 1, AwaitingDevices: 1, Unready: 1, DevicesOverdue: 1, Unregistered: 2, LongUnregistered: 1},
-				ScaleUp: status.Activity{State: status.ActivityBackoff, Since: t0.Add(-time.Minute), Until: t0.Add(4 * time.Minute), Reason: "OutOfResources", Message: "1 node(s) not created: ZONE_RESOURCE_POOL_EXHAUSTED"},
+				ScaleUp:      status.Activity{State: status.ActivityBackoff, Since: t0.Add(-time.Minute), Until: t0.Add(4 * time.Minute), Reason: "OutOfResources", Message: "1 node(s) not created: ZONE_RESOURCE_POOL_EXHAUSTED"},
 				Accelerators: map[string]int64{"nvidia.com/gpu": 8}},
 		},
 		ScaleUps:  []status.ScaleUp{{Group: "cpu", From: 1, To: 2, Pods: 3, Why: "least-waste"}},

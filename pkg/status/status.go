@@ -32,6 +32,10 @@ type Status struct {
 	// Nodes are the nodes that are removed, unneeded or kept, with why,
 	// sorted by name. Nodes outside every managed group are left out.
 	Nodes []Node `json:"nodes,omitempty"`
+	// Consolidation is set when consolidation is on: the moves started
+	// this loop, those waiting for their stable time, and replacements in
+	// flight.
+	Consolidation *Consolidation `json:"consolidation,omitempty"`
 	// DevicesOverdue are registered nodes that waited past
 	// --max-node-startup-time for their accelerators and no longer count
 	// as upcoming.
@@ -229,3 +233,31 @@ type Ref struct {
 
 // String is NAMESPACE/NAME.
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Consolidation is what consolidation did and waits for.
+type Consolidation struct {
+	Moves     []Move    `json:"moves,omitempty"`
+	Waiting   []Waiting `json:"waiting,omitempty"`
+	Replacing []Move    `json:"replacing,omitempty"`
+}
+
+// Move is a consolidation move: Delete (the nodes' pods fit elsewhere) or
+// Replace (LaunchCount new nodes of LaunchGroup, then drain the nodes).
+type Move struct {
+	Kind        string    `json:"kind"`
+	Nodes       []string  `json:"nodes"`
+	LaunchGroup string    `json:"launchGroup,omitempty"`
+	LaunchCount int       `json:"launchCount,omitempty"`
+	PriceBefore float64   `json:"priceBefore,omitempty"`
+	PriceAfter  float64   `json:"priceAfter,omitempty"`
+	Since       time.Time `json:"since,omitzero"`
+	Message     string    `json:"message,omitempty"`
+}
+
+// Waiting is a move found that waits until its nodes have been
+// consolidatable for the stable time.
+type Waiting struct {
+	Kind  string    `json:"kind"`
+	Nodes []string  `json:"nodes"`
+	Until time.Time `json:"until"`
+}

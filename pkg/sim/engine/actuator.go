@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
@@ -51,6 +53,34 @@ func (a simActuator) ScaleUp(_ context.Context, su autoscaler.ScaleUp) error {
 	}
 	a.e.rec.scaleUps++
 	a.e.touch()
+	return nil
+}
+
+func (a simActuator) Cordon(_ context.Context, c autoscaler.Cordon) error {
+	for _, n := range c.Nodes {
+		if err := a.e.replaceNode(n, func(node *v1.Node) {
+			node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: autoscaler.TaintConsolidating, Effect: v1.TaintEffectNoSchedule})
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a simActuator) Uncordon(_ context.Context, c autoscaler.Uncordon) error {
+	for _, n := range c.Nodes {
+		if err := a.e.replaceNode(n, func(node *v1.Node) {
+			kept := node.Spec.Taints[:0]
+			for _, t := range node.Spec.Taints {
+				if t.Key != autoscaler.TaintConsolidating {
+					kept = append(kept, t)
+				}
+			}
+			node.Spec.Taints = kept
+		}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -101,4 +101,6 @@ func (ledger) DeleteInstances(context.Context, autoscaler.DeleteInstances) error
 func (ledger) ScaleUp(context.Context, autoscaler.ScaleUp) error                 { return nil }
 func (ledger) SoftTaint(context.Context, autoscaler.SoftTaint) error             { return nil }
 func (ledger) SoftUntaint(context.Context, autoscaler.SoftUntaint) error         { return nil }
+func (ledger) Cordon(context.Context, autoscaler.Cordon) error                   { return nil }
+func (ledger) Uncordon(context.Context, autoscaler.Uncordon) error               { return nil }
 func (ledger) RemoveNodes(context.Context, autoscaler.RemoveNodes)               {}

@@ -1,0 +1,106 @@
+package autoscalerflags
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpuscale/gpuscale/pkg/consolidation"
+)
+
+// Profiles are named sets of decision flags, applied to every flag the
+// user did not set. "" keeps the upstream Cluster Autoscaler's defaults.
+//
+// gpu-cost is for clusters where node-hours of GPUs are the bill: it turns
+// consolidation on (nodes go whenever their pods fit elsewhere or on
+// cheaper nodes, not only when underused), and scales up by price, the
+// cheapest group that takes the pods, with least waste breaking ties.
+// Every other flag keeps its default; the reasoning for consolidation's
+// own defaults is in pkg/consolidation and docs/consolidation.md.
+func profile(name string) ([]Setting, error) {
+	switch name {
+	case "":
+		return nil, nil
+	case "gpu-cost":
+		return []Setting{{"consolidation", "true"}, {"expander", "price,least-waste"}}, nil
+	}
+	return nil, fmt.Errorf("--profile: unknown profile %q (known: gpu-cost, or empty for the upstream defaults)", name)
+}
+
+func (f *Flags) defineConsolidation() {
+	fs, c := f.fs, &f.Decision.Autoscaler.Consolidation
+	fs.StringVar(&f.profile, "profile", "", "A named set of defaults for the flags not given: gpu-cost (consolidation on, the price expander); empty keeps the upstream defaults.")
+	fs.BoolVar(&c.Enabled, "consolidation", c.Enabled, "Move pods so that nodes can go whatever their utilization: delete nodes whose pods fit elsewhere, replace nodes by fewer or cheaper ones.")
+	fs.DurationVar(&c.StableTime, "consolidation-stable-time", c.StableTime, "How long nodes must have been consolidatable, loop after loop, before they are moved.")
+	fs.Float64Var(&c.MinSavings, "consolidation-min-savings", c.MinSavings, "Least fraction of the hourly price of the nodes a replacement removes that it must save.")
+	fs.BoolVar(&c.SpotReplacements, "consolidation-spot-replacements", c.SpotReplacements, "Whether on-demand nodes may be replaced by spot nodes.")
+	fs.IntVar(&c.MaxBatch, "consolidation-max-batch", c.MaxBatch, "Most nodes one multi-node replacement weighs at once.")
+	f.specVar("consolidation-budget", c.Budgets, "How many nodes of each group may be disrupted at once, as nodes=<n or n%>[;groups=<regexp>][;schedule=<cron>;duration=<d>]; repeatable, the smallest active one applies.",
+		func(s string) error {
+			b, err := consolidation.ParseBudget(s)
+			c.Budgets = append(c.Budgets, b)
+			return err
+		}, func() { c.Budgets = nil })
+	f.specVar("consolidation-window", nil, "A maintenance window outside which consolidation leaves a group alone, as [groups=<regexp>;]schedule=<cron>;duration=<d>; repeatable.",
+		func(s string) error {
+			w, err := consolidation.ParseWindow(s)
+			c.Windows = append(c.Windows, w)
+			return err
+		}, func() { c.Windows = nil })
+}
+
+// specValue is a repeatable flag parsed by a function; the first value
+// given replaces the defaults.
+type specValue struct {
+	specs []string
+	set   bool
+	parse func(string) error
+	reset func()
+	errs  []error
+}
+
+func (v *specValue) Type() string   { return "spec" }
+func (v *specValue) String() string { return "[" + strings.Join(v.specs, ",") + "]" }
+func (v *specValue) check() error   { return joinErrors(v.errs) }
+
+func (v *specValue) Set(s string) error {
+	if !v.set {
+		v.reset()
+		v.specs, v.set = nil, true
+	}
+	v.specs = append(v.specs, s)
+	if err := v.parse(s); err != nil {
+		v.errs = append(v.errs, err)
+	}
+	return nil
+}
+
+func (f *Flags) specVar(name string, defaults any, usage string, parse func(string) error, reset func()) {
+	v := &specValue{parse: parse, reset: reset}
+	if bs, ok := defaults.([]consolidation.Budget); ok {
+		for _, b := range bs {
+			v.specs = append(v.specs, b.Spec)
+		}
+	}
+	f.checks = append(f.checks, v)
+	f.fs.Var(v, name, usage)
+}
+
+// applyProfile sets the profile's flags that were not given, once.
+func (f *Flags) applyProfile() error {
+	if f.profileApplied {
+		return nil
+	}
+	f.profileApplied = true
+	settings, err := profile(f.profile)
+	if err != nil {
+		return err
+	}
+	for _, s := range settings {
+		if !f.fs.Changed(s.Name) {
+			if err := f.fs.Set(s.Name, s.Value); err != nil {
+				return fmt.Errorf("--profile=%s: --%s: %w", f.profile, s.Name, err)
+			}
+		}
+	}
+	return nil
+}
