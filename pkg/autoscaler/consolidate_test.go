@@ -33,7 +33,7 @@ func replaceable(t *testing.T) (*autoscaler.Autoscaler, *snapshot.Snapshot) {
 		if err := s.AddNodeInGroup(n, "g1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddPod(owned(builder.Pod("train-"+name).CPU("2").GPU(1).OnNode(name).Build())); err != nil {
+		if err := s.AddPod(owned(builder.Pod("train-" + name).CPU("2").GPU(1).OnNode(name).Build())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,4 +111,3 @@ func TestConsolidationIsOffByDefault(t *testing.T) {
 		}
 	}
 }
-
