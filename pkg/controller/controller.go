@@ -96,7 +96,10 @@ type Controller struct {
 	live     *liveness
 	// outcomes collects what became of actions between loops.
 	outcomes *actuation.Queue
-	actuator *liveActuator
+	// actuator carries plans out: cluster, the live actuator; benchmarks
+	// replace it with a recording one.
+	actuator actuation.Actuator
+	cluster  *liveActuator
 	watch    *watchReporter
 
 	// lastStatus is the last status document written (loop goroutine only).
@@ -140,9 +143,10 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})
 	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
-	c.actuator = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
+	c.cluster = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
 		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff}
+	c.actuator = c.cluster
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
 		return nil, err
@@ -204,7 +208,7 @@ func (c *Controller) lead(ctx context.Context) error {
 	}
 	ticker := c.clock.NewTicker(c.opts.ScanInterval)
 	defer ticker.Stop()
-	defer c.actuator.wait()
+	defer c.cluster.wait()
 	for {
 		now := c.clock.Now()
 		c.live.loopStarted(now)
