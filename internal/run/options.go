@@ -47,6 +47,8 @@ type ShellOptions struct {
 	Liveness             controller.Liveness
 	StatusConfigMapName  string
 	WriteStatusConfigMap bool
+	// EmitPerNodeGroupMetrics (--emit-per-nodegroup-metrics).
+	EmitPerNodeGroupMetrics bool
 	// Verbosity is --v; LogToStderr and StderrThreshold are accepted for
 	// compatibility with upstream manifests.
 	Verbosity       int
@@ -116,6 +118,7 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Address, "address", s.Address, "Address serving Prometheus metrics (/metrics) and health checks (/health-check).")
 	fs.StringVar(&s.StatusConfigMapName, "status-config-map-name", s.StatusConfigMapName, "Name of the status ConfigMap.")
 	fs.BoolVar(&s.WriteStatusConfigMap, "write-status-configmap", s.WriteStatusConfigMap, "Whether to write the status ConfigMap.")
+	fs.BoolVar(&s.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", s.EmitPerNodeGroupMetrics, "Serve the per-node-group gauges (node_group_min_count, node_group_max_count, node_group_target_count, node_group_healthiness, node_group_backoff_status).")
 	// Logging flags of upstream's klog that deployment manifests carry
 	// (the EKS guide passes --v=4 --stderrthreshold=info): refusing them
 	// would stop people switching over at the first line.

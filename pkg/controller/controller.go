@@ -47,9 +47,12 @@ type Options struct {
 	// MaxPodEvictionTime (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
 	// Address serves /metrics and /health-check (--address, :8085); "" serves nothing.
-	Address        string
-	Liveness       Liveness
-	LeaderElection LeaderElection
+	Address string
+	// EmitPerNodeGroupMetrics adds the per-group gauges
+	// (--emit-per-nodegroup-metrics, false).
+	EmitPerNodeGroupMetrics bool
+	Liveness                Liveness
+	LeaderElection          LeaderElection
 	// CacheSyncTimeout bounds the wait for the informer caches at start;
 	// the wait is reported every CacheSyncReport.
 	CacheSyncTimeout, CacheSyncReport time.Duration
@@ -145,7 +148,11 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
 	c.cluster = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
-		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff}
+		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff,
+		statusNamespace:  opts.Namespace, statusName: opts.StatusConfigMapName}
+	if opts.EmitPerNodeGroupMetrics {
+		c.metrics.emitPerGroup()
+	}
 	c.actuator = c.cluster
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
@@ -213,7 +220,6 @@ func (c *Controller) lead(ctx context.Context) error {
 		now := c.clock.Now()
 		c.live.loopStarted(now)
 		if err := c.RunOnce(ctx); err != nil {
-			c.metrics.errors.WithLabelValues("loopError").Inc()
 			c.log.Error("autoscaling loop failed", "err", err)
 		} else {
 			c.live.loopSucceeded(c.clock.Now())

@@ -23,7 +23,7 @@ func (c *Controller) report(v *view, plan autoscaler.Plan) {
 		c.log.Warn("cluster is unhealthy; not scaling", "reason", st.Cluster.Health.Reason, "why", st.Cluster.Health.Message)
 		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, "ClusterUnhealthy", st.Cluster.Health.Message)
 	}
-	c.metrics.observe(st, v)
+	c.metrics.observe(st, v, c.opts.Autoscaler.Limits)
 }
 
 // podEvents tells triggering pods which scale-ups they caused, and pending
