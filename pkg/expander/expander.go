@@ -137,16 +137,16 @@ func (leastNodes) BestOptions(o []Option) []Option {
 // and memory (and GPUs, when the template has them) on the new nodes.
 type leastWaste struct{}
 
-func (leastWaste) Name() string { return "least-waste" }
-func (leastWaste) BestOptions(o []Option) []Option {
-	return keepBest(o, func(x *Option) float64 {
-		capacity := x.Capacity()
-		w := waste(x.Requested.MilliCPU, capacity.MilliCPU) + waste(x.Requested.Memory, capacity.Memory)
-		if g := capacity.Scalar[v1.ResourceName("nvidia.com/gpu")]; g > 0 {
-			w += waste(x.Requested.Scalar["nvidia.com/gpu"], g)
-		}
-		return w
-	})
+func (leastWaste) Name() string                      { return "least-waste" }
+func (s leastWaste) BestOptions(o []Option) []Option { return keepBest(o, s.score) }
+
+func (leastWaste) score(x *Option) float64 {
+	capacity := x.Capacity()
+	w := waste(x.Requested.MilliCPU, capacity.MilliCPU) + waste(x.Requested.Memory, capacity.Memory)
+	if g := capacity.Scalar[v1.ResourceName("nvidia.com/gpu")]; g > 0 {
+		w += waste(x.Requested.Scalar["nvidia.com/gpu"], g)
+	}
+	return w
 }
 
 func waste(req, capacity int64) float64 {
@@ -162,7 +162,7 @@ func waste(req, capacity int64) float64 {
 type price struct{}
 
 func (price) Name() string { return "price" }
-func (price) BestOptions(o []Option) []Option {
+func (s price) BestOptions(o []Option) []Option {
 	priced := o[:0:0]
 	for _, x := range o {
 		if x.Group.PricePerHour > 0 {
@@ -172,7 +172,9 @@ func (price) BestOptions(o []Option) []Option {
 	if len(priced) == 0 {
 		return o
 	}
-	return keepBest(priced, func(x *Option) float64 {
-		return float64(x.NodeCount) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
-	})
+	return keepBest(priced, s.score)
+}
+
+func (price) score(x *Option) float64 {
+	return float64(x.NodeCount) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
 }

@@ -112,3 +112,39 @@ func TestUnknownExpanderIsRefused(t *testing.T) {
 		t.Error("priority without a ConfigMap accepted")
 	}
 }
+
+// Every option weighed gets a verdict: the expander that dropped it, its
+// score there and the best one, or the random tie-break it lost.
+func TestChooseExplained(t *testing.T) {
+	a := option("a", 3, 10, 20000, 1.0)
+	b := option("b", 2, 12, 8000, 2.0)
+	c := option("c", 5, 12, 39000, 0.5)
+	d := option("d", 5, 12, 39000, 0.5) // c's twin: a tie for random
+	chain, err := expander.NewChain("most-pods,price", expander.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen, ok, verdicts := chain.ChooseExplained([]expander.Option{a, b, c, d})
+	if !ok || len(verdicts) != 4 {
+		t.Fatalf("chosen %v, verdicts %+v", ok, verdicts)
+	}
+	byGroup := map[string]string{}
+	for _, v := range verdicts {
+		byGroup[v.Group] = v.Message()
+	}
+	if byGroup["a"] != "dropped by most-pods: 10 pods, the best had 12 pods" ||
+		byGroup["b"] != "dropped by price: $0.3333/h per pod, the best had $0.2083/h per pod" {
+		t.Errorf("verdicts %v", byGroup)
+	}
+	loser := "c"
+	if chosen.Group.ID == "c" {
+		loser = "d"
+	}
+	if byGroup[chosen.Group.ID] != "chosen" || !strings.Contains(byGroup[loser], "random tie-break") {
+		t.Errorf("chosen %s, verdicts %v", chosen.Group.ID, byGroup)
+	}
+	again, _ := expander.NewChain("most-pods,price", expander.Config{Seed: 1})
+	if plain, _ := again.Choose([]expander.Option{a, b, c, d}); plain.Group.ID != chosen.Group.ID {
+		t.Errorf("Choose picked %s where ChooseExplained picked %s with the same seed", plain.Group.ID, chosen.Group.ID)
+	}
+}

@@ -174,7 +174,7 @@ func (r *run) scaleUp(classes []*Class) error {
 	for i := range cands {
 		options[i] = cands[i].option
 	}
-	chosen, ok := r.chain.Choose(options)
+	chosen, ok, verdicts := r.chain.ChooseExplained(options)
 	if !ok {
 		for i, c := range classes {
 			r.pending(podsOf(c.Pods), reasons[i]...)
@@ -192,6 +192,7 @@ func (r *run) scaleUp(classes []*Class) error {
 		}
 	}
 	r.plan.ScaleUps = r.balance(chosen, options)
+	r.plan.Options = verdicts
 	for i, c := range classes {
 		n := placed[i]
 		r.plan.Triggered = append(r.plan.Triggered, podsOf(c.Pods[:n])...)
