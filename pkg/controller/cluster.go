@@ -1,13 +1,9 @@
 package controller
 
 import (
-	"fmt"
-	"sort"
-
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -15,7 +11,6 @@ import (
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -73,101 +68,6 @@ type view struct {
 	pdbs       []*policyv1.PodDisruptionBudget
 	// unmanaged counts nodes that belong to no group.
 	unmanaged int
-}
-
-// buildView snapshots the informer caches and the provider's groups. Pods
-// that cannot be added (a node that vanished between lists) are skipped:
-// the next loop sees a consistent picture.
-func buildView(l *listers, cp cloudprovider.CloudProvider) (*view, error) {
-	v := &view{snap: snapshot.New()}
-	for _, g := range cp.NodeGroups() {
-		if err := v.snap.SetNodeGroup(g); err != nil {
-			return nil, fmt.Errorf("cloud provider %s: %w", cp.Name(), err)
-		}
-	}
-	if err := addObjects(v.snap, l); err != nil {
-		return nil, err
-	}
-	nodes, err := l.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	for _, n := range nodes {
-		group, err := cp.NodeGroupForNode(n)
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		if group != "" && v.snap.NodeGroup(group) == nil {
-			group = ""
-		}
-		if group == "" {
-			v.unmanaged++
-		}
-		if err := v.snap.AddNodeInGroup(n, group); err != nil {
-			return nil, err
-		}
-	}
-	pods, err := l.pods.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(pods, func(i, j int) bool {
-		if pods[i].Namespace != pods[j].Namespace {
-			return pods[i].Namespace < pods[j].Namespace
-		}
-		return pods[i].Name < pods[j].Name
-	})
-	for _, p := range pods {
-		switch {
-		case p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
-		case p.Spec.NodeName != "":
-			if v.snap.Node(p.Spec.NodeName) != nil {
-				_ = v.snap.AddPod(p) // an invalid pod is left out rather than stopping the loop
-			}
-		case unschedulable(p):
-			v.pending = append(v.pending, p)
-		}
-	}
-	if v.daemonSets, err = l.daemonSets.List(labels.Everything()); err != nil {
-		return nil, err
-	}
-	if v.pdbs, err = l.pdbs.List(labels.Everything()); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-func addObjects(s *snapshot.Snapshot, l *listers) error {
-	nss, err := l.namespaces.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, ns := range nss {
-		_ = s.SetNamespace(ns)
-	}
-	pvs, err := l.pvs.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, pv := range pvs {
-		_ = s.SetPersistentVolume(pv)
-	}
-	pvcs, err := l.pvcs.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, pvc := range pvcs {
-		_ = s.SetPersistentVolumeClaim(pvc)
-	}
-	classes, err := l.classes.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, sc := range classes {
-		_ = s.SetStorageClass(sc)
-	}
-	return nil
 }
 
 // unschedulable: the scheduler tried the pod and found no node.

@@ -105,7 +105,9 @@ type Controller struct {
 	cluster  *liveActuator
 	watch    *watchReporter
 
-	// lastStatus is the last status document written (loop goroutine only).
+	// mirror keeps the snapshot in step with the caches (loop goroutine
+	// only); lastStatus is the last status document written.
+	mirror     *mirror
 	lastStatus *status.Document
 	mu         sync.Mutex
 	lastLoop   time.Time
@@ -139,6 +141,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
 		outcomes: actuation.NewQueue(),
+		mirror:   newMirror(),
 		live:     &liveness{limits: opts.Liveness, clock: opts.Clock},
 	}
 	c.listers = newListers(c.factory)

@@ -25,7 +25,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	}
 	c.queueFailedCreations(start)
 	c.refreshPriorities(ctx)
-	v, err := buildView(c.listers, c.cp)
+	v, err := c.mirror.sync(c.listers, c.cp)
 	if err != nil {
 		c.metrics.errors.WithLabelValues("internalError").Inc()
 		return err

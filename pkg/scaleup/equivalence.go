@@ -110,7 +110,7 @@ func equivalent(a, b *v1.Pod) bool {
 	return reflect.DeepEqual(a.Spec.Affinity, b.Spec.Affinity) &&
 		reflect.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations) &&
 		reflect.DeepEqual(a.Spec.TopologySpreadConstraints, b.Spec.TopologySpreadConstraints) &&
-		reflect.DeepEqual(a.Spec.Overhead, b.Spec.Overhead) &&
+		sameQuantities(a.Spec.Overhead, b.Spec.Overhead) &&
 		reflect.DeepEqual(a.Spec.Resources, b.Spec.Resources) &&
 		sameClaims(a.Spec.Volumes, b.Spec.Volumes)
 }
@@ -120,10 +120,25 @@ func sameContainers(a, b []v1.Container) bool {
 		return false
 	}
 	for i := range a {
-		if !reflect.DeepEqual(a[i].Resources.Requests, b[i].Resources.Requests) ||
-			!reflect.DeepEqual(a[i].Resources.Limits, b[i].Resources.Limits) ||
+		if !sameQuantities(a[i].Resources.Requests, b[i].Resources.Requests) ||
+			!sameQuantities(a[i].Resources.Limits, b[i].Resources.Limits) ||
 			!slices.Equal(a[i].Ports, b[i].Ports) ||
 			!reflect.DeepEqual(a[i].RestartPolicy, b[i].RestartPolicy) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameQuantities compares resource lists by value ("1" equals "1000m"),
+// without reflection: it runs once per pending pod.
+func sameQuantities(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		r, ok := b[name]
+		if !ok || q.Cmp(r) != 0 {
 			return false
 		}
 	}
