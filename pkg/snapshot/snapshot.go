@@ -28,8 +28,10 @@ type Snapshot struct {
 	pvcs       map[string]*v1.PersistentVolumeClaim // by namespace/name
 	classes    map[string]*storagev1.StorageClass
 
-	byNamespace map[string]map[*PodInfo]struct{}
-	byLabel     map[labelPair]map[*PodInfo]struct{}
+	// byLabel indexes pods by label for inter-pod affinity; it is built
+	// on first use and kept from then on, so clusters without affinity
+	// never pay for it.
+	byLabel map[labelPair]map[*PodInfo]struct{}
 	domains     map[string]map[string]map[*NodeInfo]struct{} // label key -> value -> nodes
 	antiNodes   map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
 
@@ -55,8 +57,6 @@ func New() *Snapshot {
 		pvs:         map[string]*v1.PersistentVolume{},
 		pvcs:        map[string]*v1.PersistentVolumeClaim{},
 		classes:     map[string]*storagev1.StorageClass{},
-		byNamespace: map[string]map[*PodInfo]struct{}{},
-		byLabel:     map[labelPair]map[*PodInfo]struct{}{},
 		domains:     map[string]map[string]map[*NodeInfo]struct{}{},
 		antiNodes:   map[*NodeInfo]struct{}{},
 	}
@@ -204,9 +204,10 @@ func (s *Snapshot) bindPod(pi *PodInfo, ni *NodeInfo, at, antiAt int) {
 	if len(pi.RequiredAntiAffinityTerms) > 0 {
 		s.antiNodes[ni] = struct{}{}
 	}
-	addToSet(s.byNamespace, pi.Pod.Namespace, pi)
-	for k, v := range pi.Pod.Labels {
-		addToSet(s.byLabel, labelPair{k, v}, pi)
+	if s.byLabel != nil {
+		for k, v := range pi.Pod.Labels {
+			addToSet(s.byLabel, labelPair{k, v}, pi)
+		}
 	}
 	s.changed(change{kind: changeAddPod, pod: pi, node: ni})
 }
@@ -219,9 +220,10 @@ func (s *Snapshot) unbindPod(pi *PodInfo) {
 	if len(ni.PodsWithRequiredAntiAffinity) == 0 {
 		delete(s.antiNodes, ni)
 	}
-	removeFromSet(s.byNamespace, pi.Pod.Namespace, pi)
-	for k, v := range pi.Pod.Labels {
-		removeFromSet(s.byLabel, labelPair{k, v}, pi)
+	if s.byLabel != nil {
+		for k, v := range pi.Pod.Labels {
+			removeFromSet(s.byLabel, labelPair{k, v}, pi)
+		}
 	}
 	s.changed(change{kind: changeRemovePod, pod: pi, node: ni, at: at, antiAt: antiAt})
 }
