@@ -37,6 +37,8 @@ GPU autoscaling walkthrough on a local control plane (demo).`,
 		SilenceErrors: true, // main prints the error once
 	}
 	root.SetVersionTemplate("gpuscale {{.Version}}\n")
+	addLogging(root)
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand(), newMetricsAdapterCommand(),
 		newDCGMSimCommand(), newSimulateCommand(), newExplainCommand(), newDemoCommand())
 	return root

@@ -17,6 +17,7 @@ import (
 // execute runs the command tree with args and returns what it printed.
 func execute(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	restoreLogging(t)
 	root := NewRootCommand()
 	var out bytes.Buffer
 	root.SetOut(&out)
