@@ -98,7 +98,7 @@ func buildCharts(runs []Run, axis timeAxis) ([]chartSpec, error) {
 	for i, r := range runs {
 		s := &r.Result.Series
 		n := len(s.Times)
-		style := func(variant int) charts.SeriesOpts { return seriesStyle(compare, i, variant) }
+		style := func(variant int) charts.SeriesOpts { return seriesStyle(len(runs), i, variant) }
 		prefix := ""
 		if compare {
 			prefix = r.Name() + " "
@@ -177,18 +177,20 @@ func newChart(axis timeAxis) *charts.Line {
 	return c
 }
 
-// seriesStyle draws a stepped line. Compared runs take the run's colour,
-// variant picking the line type; a single run's series take the palette
-// in turn.
-func seriesStyle(compare bool, run, variant int) charts.SeriesOpts {
+// seriesStyle draws a stepped line. Each of several runs takes its colour,
+// variant picking the line type, and runs drawn earlier draw wider, so
+// where later runs' lines lie on theirs they still show at the edges. A
+// single run's series take the palette in turn.
+func seriesStyle(runs, run, variant int) charts.SeriesOpts {
 	return func(s *charts.SingleSeries) {
 		charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)})(s)
-		if !compare {
+		if runs < 2 {
 			return
 		}
 		color := RunColor(run)
 		s.Color = color
-		charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2, Type: lineTypes[variant%len(lineTypes)]})(s)
+		width := 2 + 1.5*float32(runs-1-run)
+		charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: width, Type: lineTypes[variant%len(lineTypes)]})(s)
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: color})(s)
 	}
 }

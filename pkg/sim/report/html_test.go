@@ -141,6 +141,11 @@ func TestHTMLRunColoursAreStable(t *testing.T) {
 			if s["color"] != RunColor(run) || line["color"] != RunColor(run) {
 				t.Errorf("chart %s: series %q colour %v (line %v), want run %d's %s", p.Charts[i].Title, name, s["color"], line["color"], run, RunColor(run))
 			}
+			// Runs drawn first draw wider, so lines drawn over them
+			// leave their edges showing.
+			if want := 2 + 1.5*float64(len(runs)-1-run); line["width"] != want {
+				t.Errorf("chart %s: series %q width %v, want %v", p.Charts[i].Title, name, line["width"], want)
+			}
 		}
 	}
 }
