@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ func addLogging(root *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		logger, err := newLogger(cmd.ErrOrStderr(), l.format, v)
+		logger, err := newLogger(cmd.ErrOrStderr(), l.format, handlerLevel(v, vmodule(cmd)))
 		if err != nil {
 			return err
 		}
@@ -51,14 +52,24 @@ func addLogging(root *cobra.Command) {
 	}
 }
 
-// newLogger builds the handler. Verbosity v (the command's --v, 0 when it
-// has none) shows debug records from 1 on, and klog's V(n) records up to
-// n = v: the bridge from logr gives V(n) slog level -n.
-func newLogger(w io.Writer, format string, v int) (*slog.Logger, error) {
-	level := slog.LevelInfo
-	if v > 0 {
-		level = slog.Level(-max(4, v))
+// handlerLevel is the least level the handler writes for verbosity v (the
+// command's --v, 0 when it has none): debug records from 1 on, and klog's
+// V(n) records up to n = v, which the bridge from logr writes at slog level
+// -n. With --vmodule klog alone decides which V(n) records to write.
+func handlerLevel(v int, vmodule bool) slog.Level {
+	switch {
+	case vmodule:
+		return slog.Level(math.MinInt32)
+	case v > 0:
+		return slog.Level(-max(4, v))
+	default:
+		return slog.LevelInfo
 	}
+}
+
+// newLogger builds the handler, text or JSON, writing records of level and
+// above.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
 	o := &slog.HandlerOptions{Level: level}
 	switch format {
 	case logFormatText:
@@ -93,6 +104,12 @@ func verbosity(cmd *cobra.Command) (int, error) {
 		return 0, fmt.Errorf("--v: want a number of 0 or more, got %q", f.Value.String())
 	}
 	return v, nil
+}
+
+// vmodule tells whether the command was given klog's --vmodule.
+func vmodule(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("vmodule")
+	return f != nil && f.Value.String() != ""
 }
 
 // longRunning tells the commands that serve until stopped, whose first log

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	goflag "flag"
 	"log/slog"
 	"sort"
 	"strings"
@@ -69,7 +70,7 @@ func TestKlogGoesThroughTheHandler(t *testing.T) {
 		{5, []string{"slog info", "slog debug", "klog info", "klog v2", "klog v5", "klog error"}},
 	} {
 		var buf bytes.Buffer
-		logger, err := newLogger(&buf, logFormatJSON, c.v)
+		logger, err := newLogger(&buf, logFormatJSON, handlerLevel(c.v, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,9 +90,32 @@ func TestKlogGoesThroughTheHandler(t *testing.T) {
 	}
 }
 
+// TestVModule: with --vmodule, klog's per-file verbosity decides, so the
+// handler passes every V(n) record klog lets through.
+func TestVModule(t *testing.T) {
+	restoreLogging(t)
+	var buf bytes.Buffer
+	logger, err := newLogger(&buf, logFormatJSON, handlerLevel(0, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installLogger(logger, 0)
+	fs := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(fs)
+	if err := fs.Set("vmodule", "logging_test=6"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fs.Set("vmodule", "") })
+	klog.V(6).Info("klog v6 here")
+	klog.V(7).Info("klog v7 here")
+	if got := messages(records(t, buf.String())); strings.Join(got, "|") != "klog v6 here" {
+		t.Errorf("--vmodule=logging_test=6 logged %q, want only the V(6) record", got)
+	}
+}
+
 func TestLogFormats(t *testing.T) {
 	var text bytes.Buffer
-	logger, err := newLogger(&text, logFormatText, 0)
+	logger, err := newLogger(&text, logFormatText, slog.LevelInfo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +123,7 @@ func TestLogFormats(t *testing.T) {
 	if !strings.Contains(text.String(), `level=INFO msg=hello node=n1`) {
 		t.Errorf("text format wrote %q", text.String())
 	}
-	if _, err := newLogger(&text, "xml", 0); err == nil || err.Error() != `--log-format: want text or json, got "xml"` {
+	if _, err := newLogger(&text, "xml", slog.LevelInfo); err == nil || err.Error() != `--log-format: want text or json, got "xml"` {
 		t.Errorf("newLogger(xml) error %v", err)
 	}
 }
