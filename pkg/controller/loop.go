@@ -54,8 +54,8 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("actuate").Observe(c.clock.Since(actStart).Seconds())
 	c.report(v, plan)
 	if c.opts.WriteStatusConfigMap {
-		doc := status.Render(plan.Status, c.lastStatus, c.opts.Status)
-		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc); err != nil {
+		doc, text := status.Render(plan.Status, c.lastStatus, c.opts.Status)
+		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, text); err != nil {
 			c.metrics.errors.WithLabelValues("apiCallError").Inc()
 			return fmt.Errorf("status ConfigMap %s/%s: %w", c.opts.Namespace, c.opts.StatusConfigMapName, err)
 		}
