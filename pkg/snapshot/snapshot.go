@@ -31,9 +31,9 @@ type Snapshot struct {
 	// byLabel indexes pods by label for inter-pod affinity; it is built
 	// on first use and kept from then on, so clusters without affinity
 	// never pay for it.
-	byLabel map[labelPair]map[*PodInfo]struct{}
-	domains     map[string]map[string]map[*NodeInfo]struct{} // label key -> value -> nodes
-	antiNodes   map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
+	byLabel   map[labelPair]map[*PodInfo]struct{}
+	domains   map[string]map[string]map[*NodeInfo]struct{} // label key -> value -> nodes
+	antiNodes map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
 
 	generation uint64
 	undo       undoLog
@@ -49,16 +49,16 @@ func keyOf(pod *v1.Pod) podKey { return podKey{pod.Namespace, pod.Name} }
 // New returns an empty snapshot.
 func New() *Snapshot {
 	return &Snapshot{
-		nodes:       map[string]*NodeInfo{},
-		pods:        map[podKey]*PodInfo{},
-		podNode:     map[*PodInfo]*NodeInfo{},
-		groups:      map[string]*NodeGroup{},
-		namespaces:  map[string]*v1.Namespace{},
-		pvs:         map[string]*v1.PersistentVolume{},
-		pvcs:        map[string]*v1.PersistentVolumeClaim{},
-		classes:     map[string]*storagev1.StorageClass{},
-		domains:     map[string]map[string]map[*NodeInfo]struct{}{},
-		antiNodes:   map[*NodeInfo]struct{}{},
+		nodes:      map[string]*NodeInfo{},
+		pods:       map[podKey]*PodInfo{},
+		podNode:    map[*PodInfo]*NodeInfo{},
+		groups:     map[string]*NodeGroup{},
+		namespaces: map[string]*v1.Namespace{},
+		pvs:        map[string]*v1.PersistentVolume{},
+		pvcs:       map[string]*v1.PersistentVolumeClaim{},
+		classes:    map[string]*storagev1.StorageClass{},
+		domains:    map[string]map[string]map[*NodeInfo]struct{}{},
+		antiNodes:  map[*NodeInfo]struct{}{},
 	}
 }
 
