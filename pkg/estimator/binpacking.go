@@ -183,13 +183,17 @@ func IsMonotonic(pi *snapshot.PodInfo) bool {
 // allocatable, biggest first (first-fit decreasing), ties by input order.
 func largestFirst(classes [][]*snapshot.PodInfo, template *v1.Node) []int {
 	alloc := snapshot.ResourceFromList(template.Status.Allocatable)
+	scale := gpu.ScaleOf(template)
+	offered := scale.Offered(alloc.Scalar)
 	size := make([]float64, len(classes))
 	order := make([]int, len(classes))
 	for i, c := range classes {
 		order[i] = i
 		r := &c[0].Requests
-		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory),
-			share(gpu.Requested(r), gpu.Requested(&alloc)))
+		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory))
+		if offered > 0 && len(r.Scalar) > 0 {
+			size[i] = max(size[i], scale.Units(r.Scalar)/offered)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
 	return order

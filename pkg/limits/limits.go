@@ -48,19 +48,16 @@ type Totals struct {
 	GPUsByType map[string]int64
 }
 
-// Type names the GPU type of a node: the accelerator label value where one
-// is set (nvidia-tesla-a100, nvidia-a10g), otherwise "nvidia.com/gpu".
-func Type(node *v1.Node) string {
-	for _, l := range []string{gpu.LabelGKEAccelerator, gpu.LabelEKSAccelerator, gpu.LabelGPUProduct} {
-		if v := node.Labels[l]; v != "" {
-			return v
-		}
-	}
-	return string(gpu.ResourceName)
-}
+// Type names the accelerator type of a node, as --gpu-total bounds it: the
+// accelerator label value where one is set (nvidia-tesla-a100,
+// nvidia-a10g, tpu-v6e-slice), otherwise its accelerator resource
+// (amd.com/gpu), otherwise "nvidia.com/gpu" (see gpu.Type).
+func Type(node *v1.Node) string { return gpu.Type(node) }
 
 // NodeTotals is what one node contributes, from its capacity (allocatable
-// where capacity is not set).
+// where capacity is not set). Accelerators count as whole devices: seven
+// MIG slices of one GPU are one GPU, four time-sliced replicas of one GPU
+// are one (gpu.Devices).
 func NodeTotals(node *v1.Node) Totals {
 	rl := node.Status.Capacity
 	if len(rl) == 0 {
@@ -69,9 +66,7 @@ func NodeTotals(node *v1.Node) Totals {
 	t := Totals{Nodes: 1}
 	t.MilliCPU = rl.Cpu().MilliValue()
 	t.Memory = rl.Memory().Value()
-	if n := gpu.Capacity(node); n > 0 {
-		t.GPUsByType = map[string]int64{Type(node): n}
-	} else if n := gpu.Allocatable(node); n > 0 {
+	if n := gpu.Devices(node); n > 0 {
 		t.GPUsByType = map[string]int64{Type(node): n}
 	}
 	return t

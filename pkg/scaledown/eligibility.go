@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 )
 
@@ -24,11 +23,12 @@ func (s *session) classifyNodes() {
 		node := st.ni.Node
 		st.group = s.snap.NodeGroup(st.ni.Group)
 		st.ready = nodeReady(node)
-		// The same test scale-up uses (the group's template has GPUs, the
-		// node none yet), plus accelerator labels for unmanaged templates:
-		// a node whose device plugin is still starting is not idle.
+		// The same test scale-up uses (the node advertises less than its
+		// group's template: no GPUs yet, MIG partitions or time-sliced
+		// replicas not made yet), plus accelerator labels for unmanaged
+		// templates: a node whose device plugin is still starting is not idle.
 		st.awaitingGPU = gpu.Awaiting(node) ||
-			(st.group != nil && st.group.Template != nil && clusterstate.AwaitingGPU(node, st.group.Template))
+			(st.group != nil && st.group.Template != nil && gpu.AwaitingTemplate(node, st.group.Template))
 		deleting := s.beingDeleted(node)
 		// Pods are only simulated onto nodes that can run them now and will
 		// stay: Ready, and not on their way out.

@@ -21,7 +21,7 @@ import (
 func (r *run) addUpcoming() error {
 	for _, ni := range r.starting {
 		tmpl := r.snap.NodeGroup(ni.Group).Template
-		if clusterstate.AwaitingGPU(ni.Node, tmpl) {
+		if gpu.AwaitingTemplate(ni.Node, tmpl) {
 			r.plan.AwaitingGPU = append(r.plan.AwaitingGPU, ni.Name())
 		}
 		r.plan.Starting = append(r.plan.Starting, ni.Name())
@@ -48,20 +48,12 @@ func (r *run) addUpcoming() error {
 }
 
 // asStarted replaces a starting node by a copy without startup taints and
-// with the template's GPUs where it has not advertised them, keeping its
-// pods.
+// with the template's accelerators where it has not advertised them all
+// (none yet, or whole GPUs where the template has MIG partitions, or fewer
+// time-sliced replicas), keeping its pods.
 func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 	node := ni.Node.DeepCopy()
-	if clusterstate.AwaitingGPU(node, tmpl) {
-		for name, q := range tmpl.Status.Allocatable {
-			if gpu.IsGPUResource(name) {
-				if node.Status.Allocatable == nil {
-					node.Status.Allocatable = v1.ResourceList{}
-				}
-				node.Status.Allocatable[name] = q
-			}
-		}
-	}
+	gpu.FillFromTemplate(node, tmpl)
 	kept := node.Spec.Taints[:0]
 	for _, t := range node.Spec.Taints {
 		if !slices.Contains(clusterstate.StartupTaints, t.Key) {
