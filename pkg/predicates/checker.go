@@ -1,8 +1,11 @@
 // Package predicates answers whether a pod can be placed on a node the way
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
-// nodes, host ports, volume zones, topology spread (DoNotSchedule) and
-// required inter-pod affinity and anti-affinity.
+// nodes, host ports, volume zones, topology spread (DoNotSchedule),
+// required inter-pod affinity and anti-affinity, and Dynamic Resource
+// Allocation (devices for the pod's ResourceClaims, allocated by
+// k8s.io/dynamic-resource-allocation's structured allocator as
+// kube-scheduler's DynamicResources plugin does).
 //
 // Prepare does per pod what the scheduler does in PreFilter; Check does per
 // node what it does in Filter and allocates nothing. A PodCheck follows the
@@ -23,6 +26,8 @@ import (
 // Checker checks pods against the nodes of one snapshot.
 type Checker struct {
 	snap *snapshot.Snapshot
+	// dra is made for the first pod with resource claims.
+	dra *draEnv
 }
 
 // New returns a Checker over s.
@@ -31,9 +36,10 @@ func New(s *snapshot.Snapshot) *Checker { return &Checker{snap: s} }
 // PodCheck is one pod made ready to be checked against many nodes.
 // It is not safe for concurrent use.
 type PodCheck struct {
-	snap *snapshot.Snapshot
-	pi   *snapshot.PodInfo
-	pod  *v1.Pod
+	checker *Checker
+	snap    *snapshot.Snapshot
+	pi      *snapshot.PodInfo
+	pod     *v1.Pod
 
 	scalars                []scalarRequest
 	nodeAffinity           nodeaffinity.RequiredNodeAffinity
@@ -47,6 +53,9 @@ type PodCheck struct {
 	volumes    []volumeTopology
 	spread     spreadState
 	affinity   affinityState
+	// dra is set for pods with resource claims only: the others pay
+	// nothing for Dynamic Resource Allocation.
+	dra *draCheck
 }
 
 type scalarRequest struct {
@@ -71,7 +80,10 @@ func (c *Checker) Prepare(pod *v1.Pod) (*PodCheck, error) {
 // PreparePodInfo is Prepare for a pod whose PodInfo is already computed.
 func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pod := pi.Pod
-	pc := &PodCheck{snap: c.snap, pi: pi, pod: pod}
+	pc := &PodCheck{checker: c, snap: c.snap, pi: pi, pod: pod}
+	if len(pod.Spec.ResourceClaims) > 0 {
+		pc.dra = &draCheck{}
+	}
 	for name, q := range pi.Requests.Scalar {
 		if q != 0 {
 			pc.scalars = append(pc.scalars, scalarRequest{name, q})
@@ -107,7 +119,10 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.spread.check(pc.pod, ni.Node); !r.Fits() {
 		return r
 	}
-	return pc.affinity.check(pc.pod, ni.Node)
+	if r := pc.affinity.check(pc.pod, ni.Node); !r.Fits() || pc.dra == nil {
+		return r
+	}
+	return pc.checkDRA(ni)
 }
 
 // CheckNodeLocal runs only the checks that depend on the node alone
@@ -128,4 +143,7 @@ func (pc *PodCheck) refresh() {
 	}
 	pc.spread.prepare(pc.snap, pc.pod, pc.nodeAffinity)
 	pc.affinity.prepare(pc.snap, pc.pi)
+	if pc.dra != nil {
+		pc.podFailure = pc.prepareDRA()
+	}
 }
