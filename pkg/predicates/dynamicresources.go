@@ -191,7 +191,7 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	if err != nil {
 		return Result{Predicate: DynamicResources, Reason: ReasonInvalidClaim, Detail: err.Error()}
 	}
-	res, err := alloc.Allocate(env.ctx, ni.Node, d.toAllocate)
+	res, err := allocateRecovering(env.ctx, alloc, ni, d.toAllocate)
 	switch {
 	case errors.Is(err, structured.ErrFailedAllocationOnNode):
 		return Result{Predicate: DynamicResources, Reason: ReasonCannotAllocate, Detail: err.Error()}
@@ -234,4 +234,19 @@ func (pc *PodCheck) Place(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) error {
 		}
 	}
 	return pc.snap.AddPodInfoWithClaims(pi, ni.Name(), allocs)
+}
+
+// allocateRecovering runs the allocator and turns a panic into an error:
+// the v0.35.4 allocator dereferences a nil pool when a request for all
+// devices (allocationMode All) meets devices that consume counters
+// (DRAPartitionableDevices). kube-scheduler crashes there; the autoscaler
+// must not, so such a claim fails with the reason.
+func allocateRecovering(ctx context.Context, alloc structured.Allocator, ni *snapshot.NodeInfo,
+	claims []*resourceapi.ResourceClaim) (res []resourceapi.AllocationResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("the structured allocator failed on node %s: %v", ni.Name(), p)
+		}
+	}()
+	return alloc.Allocate(ctx, ni.Node, claims)
 }

@@ -236,3 +236,29 @@ func partitionCounters() []resourceapi.CounterSet {
 	return []resourceapi.CounterSet{{Name: "gpu-0", Counters: map[string]resourceapi.Counter{
 		"memory-slices": {Value: resource.MustParse("8")}}}}
 }
+
+// TestAllocatorPanicIsAReason: the v0.35.4 allocator panics on a request
+// for all devices over devices that consume counters; the check says so
+// instead of crashing the autoscaler.
+func TestAllocatorPanicIsAReason(t *testing.T) {
+	s := snapshot.New()
+	mustOK(t, s.AddNode(builder.Node("n").Build()))
+	devices := builder.NodeSlice("n", nvidia, partitionDevices()...)
+	counters := builder.NodeSlice("n", nvidia)
+	counters.Name += "-counters"
+	counters.Spec.SharedCounters = partitionCounters()
+	devices.Spec.Pool.ResourceSliceCount, counters.Spec.Pool.ResourceSliceCount = 2, 2
+	mustOK(t, s.SetResourceSlice(devices))
+	mustOK(t, s.SetResourceSlice(counters))
+	mustOK(t, s.SetDeviceClass(builder.DeviceClass("mig", `device.attributes["gpu.nvidia.com"].type == "mig"`)))
+	mustOK(t, s.SetResourceClaim(builder.Claim("every").RequestAll("mig", "mig").Build()))
+	f := snapshot.DefaultDRAFeatures()
+	f.PartitionableDevices = true
+	s.SetDRAFeatures(f)
+	pc, err := predicates.New(s).Prepare(builder.Pod("p").ResourceClaim("every").Build())
+	mustOK(t, err)
+	r := pc.Check(s.Node("n"))
+	if r.Reason != predicates.ReasonInvalidClaim || !strings.Contains(r.String(), "structured allocator failed") || !strings.Contains(r.String(), "nil pointer") {
+		t.Errorf("check = %v", r)
+	}
+}
