@@ -41,10 +41,11 @@ var (
 
 // LookupModel finds a GPU model by an accelerator label value: GKE's
 // (nvidia-tesla-a100), the EKS convention (nvidia-a10g), or GPU feature
-// discovery's product (NVIDIA-A100-SXM4-40GB). Case does not matter.
+// discovery's product (NVIDIA-A100-SXM4-40GB), or NVML's product name
+// (NVIDIA A100-SXM4-40GB). Case does not matter.
 func LookupModel(label string) (Model, bool) {
-	switch strings.ToLower(label) {
-	case "nvidia-tesla-t4", "tesla-t4":
+	switch strings.ReplaceAll(strings.ToLower(label), " ", "-") {
+	case "nvidia-tesla-t4", "tesla-t4", "nvidia-t4":
 		return modelT4, true
 	case "nvidia-tesla-v100", "tesla-v100-sxm2-16gb":
 		return modelV100, true

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -72,11 +74,51 @@ func NodeTotals(node *v1.Node) Totals {
 	return t
 }
 
+// NodeTotalsIn is NodeTotals plus the DRA accelerator devices the node
+// published in s, counted as whole devices under the node's accelerator
+// type (its type label, else the DRA driver's name).
+func NodeTotalsIn(s *snapshot.Snapshot, ni *snapshot.NodeInfo) Totals {
+	t := NodeTotals(ni.Node)
+	if s.HasDRA() {
+		addDevices(&t, ni.Node, s.NodeResourceSlices(ni.Name()))
+	}
+	return t
+}
+
+// TemplateTotals is what one new node of the group adds: its template
+// node, and the accelerators of its template slices.
+func TemplateTotals(g *snapshot.NodeGroup) Totals {
+	t := NodeTotals(g.Template)
+	addDevices(&t, g.Template, g.TemplateSlices)
+	return t
+}
+
+func addDevices(t *Totals, node *v1.Node, slices []*resourceapi.ResourceSlice) {
+	u := dra.TemplateUsage(slices)
+	n := int64(math.Round(u.Offered))
+	if n <= 0 {
+		return
+	}
+	typ := Type(node)
+	if gpu.Devices(node) == 0 && typ == string(gpu.ResourceName) {
+		for _, sl := range slices {
+			if gpu.IsAcceleratorDriver(sl.Spec.Driver) {
+				typ = sl.Spec.Driver
+				break
+			}
+		}
+	}
+	if t.GPUsByType == nil {
+		t.GPUsByType = map[string]int64{}
+	}
+	t.GPUsByType[typ] += n
+}
+
 // Of sums the nodes of a snapshot.
 func Of(s *snapshot.Snapshot) Totals {
 	var t Totals
 	for _, ni := range s.Nodes() {
-		t.Add(NodeTotals(ni.Node), 1)
+		t.Add(NodeTotalsIn(s, ni), 1)
 	}
 	return t
 }

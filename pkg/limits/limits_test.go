@@ -9,6 +9,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 func TestHeadroomNamesTheBindingLimit(t *testing.T) {
@@ -98,5 +99,27 @@ func TestNodeTotalsCountWholeAccelerators(t *testing.T) {
 				t.Errorf("GPUsByType = %v, want %s: %d", got, tc.typ, tc.want)
 			}
 		})
+	}
+}
+
+// TestDRADevicesCount: accelerators published as ResourceSlices count
+// against --gpu-total like advertised ones, under the node's type label or
+// else the driver's name.
+func TestDRADevicesCount(t *testing.T) {
+	g := builder.NodeGroup("dra").Template(builder.Node("template-dra").Build()).
+		TemplateSlices(builder.NodeSlice("template-dra", "gpu.nvidia.com", builder.Devices("gpu-", 8)...),
+			builder.NodeSlice("template-dra", "nic.example.com", builder.Devices("nic-", 4)...)).Build()
+	if got := limits.TemplateTotals(&g).GPUsByType; len(got) != 1 || got["gpu.nvidia.com"] != 8 {
+		t.Errorf("template totals %v, want gpu.nvidia.com: 8", got)
+	}
+	s := snapshot.New()
+	if err := s.AddNode(builder.Node("n").Label(gpu.LabelGKEAccelerator, "nvidia-h100-80gb").Build()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetResourceSlice(builder.NodeSlice("n", "gpu.nvidia.com", builder.Devices("gpu-", 4)...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := limits.Of(s).GPUsByType; got["nvidia-h100-80gb"] != 4 {
+		t.Errorf("cluster totals %v, want nvidia-h100-80gb: 4", got)
 	}
 }

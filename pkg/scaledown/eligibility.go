@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 )
 
@@ -28,13 +29,14 @@ func (s *session) classifyNodes() {
 		// replicas not made yet), plus accelerator labels for unmanaged
 		// templates: a node whose device plugin is still starting is not idle.
 		st.awaitingGPU = gpu.Awaiting(node) ||
-			(st.group != nil && st.group.Template != nil && gpu.AwaitingTemplate(node, st.group.Template))
+			(st.group != nil && st.group.Template != nil && gpu.AwaitingTemplate(node, st.group.Template)) ||
+			dra.AwaitingSlices(s.snap, st.group, st.ni.Name())
 		deleting := s.beingDeleted(node)
 		// Pods are only simulated onto nodes that can run them now and will
 		// stay: Ready, and not on their way out.
 		st.dest = st.ready && !deleting
 		if !deleting {
-			s.room.count(st)
+			s.room.count(s, st)
 		}
 		if reason, msg := s.eligibility(st, deleting); reason != "" {
 			s.keep(int32(i), reason, msg)
@@ -67,7 +69,7 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		st.util = Utilization{Resource: gpu.ResourceName, GPUNode: true}
 		return "", ""
 	}
-	st.util = NodeUtilization(st.ni, s.opts, s.in.Now)
+	st.util = NodeUtilization(s.snap, st.ni, s.opts, s.in.Now)
 	threshold, flag := s.opts.UtilizationThreshold, "scale-down-utilization-threshold"
 	if st.util.GPUNode {
 		threshold, flag = s.opts.GPUUtilizationThreshold, "scale-down-gpu-utilization-threshold"

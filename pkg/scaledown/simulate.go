@@ -299,7 +299,7 @@ func (s *session) place(mp *movingPod, cursor *int) (int32, miss) {
 			}
 			continue
 		}
-		if err := s.snap.AddPodInfo(&mp.info, st.name()); err != nil {
+		if err := mp.check.Place(&mp.info, st.ni); err != nil {
 			return -1, miss{node: d, result: predicates.Result{Predicate: predicates.NodeName,
 				Reason: predicates.ReasonInvalidPod, Detail: err.Error()}}
 		}

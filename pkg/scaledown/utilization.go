@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -42,12 +43,29 @@ type utilizationOptions struct {
 // pods count unless the Ignore*Utilization options are set, in which case
 // they leave both the requests and the allocatable. A GPU node whose GPUs are
 // not advertised yet has no GPU allocatable and reads as 0.
-func NodeUtilization(ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
-	return nodeUtilization(ni, utilizationOptions{
+//
+// Accelerators published through Dynamic Resource Allocation count too: a
+// node with devices of an accelerator driver in its slices (s) is judged
+// by the share of them its claims hold (dra.NodeUsage), or, when it also
+// advertises accelerator resources, by the larger of the two shares.
+func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
+	u := nodeUtilization(ni, utilizationOptions{
 		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
 		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
 		cutoff:           o.ExpendablePodsPriorityCutoff,
 	}, now)
+	if !s.HasDRA() {
+		return u
+	}
+	du := dra.NodeUsage(s, ni.Name())
+	if du.Offered <= 0 {
+		return u
+	}
+	v := du.Ratio()
+	if u.GPUNode && (gpu.Allocatable(ni.Node) > 0 && u.GPU >= v) {
+		return u
+	}
+	return Utilization{Resource: v1.ResourceName(du.Driver), Value: v, GPU: v, GPUNode: true}
 }
 
 func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {

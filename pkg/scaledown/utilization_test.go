@@ -92,7 +92,7 @@ func TestNodeUtilization(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			u := scaledown.NodeUtilization(c.snap.Node("n"), &o, t0)
+			u := scaledown.NodeUtilization(c.snap, c.snap.Node("n"), &o, t0)
 			if u.Resource != tc.resource || math.Abs(u.Value-tc.value) > 1e-9 || u.GPUNode != tc.gpuNode {
 				t.Errorf("utilization %+v, want %s at %.4f (GPU node %v)", u, tc.resource, tc.value, tc.gpuNode)
 			}

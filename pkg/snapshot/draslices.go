@@ -150,6 +150,13 @@ func (ns NodeSlices) Each(fn func(sl *resourceapi.ResourceSlice, ids []structure
 	}
 }
 
+// EachLocal calls fn for the node's own slices only.
+func (ns NodeSlices) EachLocal(fn func(sl *resourceapi.ResourceSlice, ids []structured.DeviceID)) {
+	for _, e := range ns.Local {
+		fn(e.slice, e.ids)
+	}
+}
+
 // NodeResourceSlices returns the slices published for one node
 // (spec.nodeName), in name order.
 func (s *Snapshot) NodeResourceSlices(node string) []*resourceapi.ResourceSlice {
