@@ -33,8 +33,16 @@ type draCheck struct {
 	toAllocate      []*resourceapi.ResourceClaim
 	toAllocateIndex []int
 	// needDevices is set when some claim to allocate requests a device, so
-	// a node with no ResourceSlice fails at once.
+	// a node with no ResourceSlice fails at once; minDevices is how many
+	// free devices the claims take at least, so a node with fewer fails
+	// without running the allocator (nodes fill up in a simulation, and a
+	// full node must cost little).
 	needDevices bool
+	minDevices  int
+
+	// list and held are reused from check to check.
+	list []*resourceapi.ResourceSlice
+	held sets.Set[structured.DeviceID]
 
 	lastNode   *snapshot.NodeInfo
 	lastGen    uint64
@@ -82,7 +90,7 @@ func claimFailure(format string, args ...any) Result {
 // which is how the planners reuse one PodCheck for a class.
 func (pc *PodCheck) prepareDRA() Result {
 	d := pc.dra
-	d.available, d.toAllocate, d.toAllocateIndex, d.needDevices = d.available[:0], d.toAllocate[:0], d.toAllocateIndex[:0], false
+	d.available, d.toAllocate, d.toAllocateIndex, d.needDevices, d.minDevices = d.available[:0], d.toAllocate[:0], d.toAllocateIndex[:0], false, 0
 	d.lastNode = nil
 	claims, err := pc.snap.PodClaims(pc.pod)
 	if err != nil {
@@ -122,8 +130,66 @@ func (pc *PodCheck) prepareDRA() Result {
 		d.toAllocate = append(d.toAllocate, obj)
 		d.toAllocateIndex = append(d.toAllocateIndex, c.Index)
 		d.needDevices = d.needDevices || len(spec.Devices.Requests) > 0
+		if k := minFreeDevices(spec); k > 0 && d.minDevices >= 0 {
+			d.minDevices += k
+		} else if k == 0 && hasAllRequest(spec) {
+			d.minDevices = -1 // the allocator must see every node
+		}
 	}
 	return Result{}
+}
+
+func hasAllRequest(spec *resourceapi.ResourceClaimSpec) bool {
+	for _, r := range spec.Devices.Requests {
+		if r.Exactly != nil && r.Exactly.AllocationMode == resourceapi.DeviceAllocationModeAll {
+			return true
+		}
+		for _, sub := range r.FirstAvailable {
+			if sub.AllocationMode == resourceapi.DeviceAllocationModeAll {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// minFreeDevices is the fewest free devices a claim can be allocated:
+// every ExactCount request takes its count, a list of alternatives its
+// smallest, admin access none. A claim with a request for all devices
+// gives 0: the allocator must see such claims on every node, since it
+// refuses some of them (pools being updated) with an error that aborts
+// kube-scheduler's whole cycle, not just the node.
+func minFreeDevices(spec *resourceapi.ResourceClaimSpec) int {
+	n := 0
+	all := false
+	one := func(mode resourceapi.DeviceAllocationMode, count int64, admin *bool) int {
+		switch {
+		case admin != nil && *admin:
+			return 0
+		case mode == resourceapi.DeviceAllocationModeExactCount:
+			return int(count)
+		}
+		all = true
+		return 1
+	}
+	for _, r := range spec.Devices.Requests {
+		switch {
+		case r.Exactly != nil:
+			n += one(r.Exactly.AllocationMode, r.Exactly.Count, r.Exactly.AdminAccess)
+		case len(r.FirstAvailable) > 0:
+			least := -1
+			for _, sub := range r.FirstAvailable {
+				if k := one(sub.AllocationMode, sub.Count, nil); least < 0 || k < least {
+					least = k
+				}
+			}
+			n += least
+		}
+	}
+	if all {
+		return 0
+	}
+	return n
 }
 
 // heldBySelf: the claim is reserved for the pod being checked alone, and
@@ -174,8 +240,25 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	if d.needDevices && slices.Len() == 0 {
 		return Result{Predicate: DynamicResources, Reason: ReasonCannotAllocate}
 	}
-	list := make([]*resourceapi.ResourceSlice, 0, slices.Len())
-	held := sets.New[structured.DeviceID]()
+	if d.minDevices > 0 {
+		free := 0
+		slices.Each(func(_ *resourceapi.ResourceSlice, ids []structured.DeviceID) {
+			for _, id := range ids {
+				if !pc.snap.DeviceAllocated(id) {
+					free++
+				}
+			}
+		})
+		if free < d.minDevices {
+			return Result{Predicate: DynamicResources, Reason: ReasonCannotAllocate}
+		}
+	}
+	list := d.list[:0]
+	if d.held == nil {
+		d.held = sets.New[structured.DeviceID]()
+	}
+	held := d.held
+	clear(held)
 	slices.Each(func(sl *resourceapi.ResourceSlice, ids []structured.DeviceID) {
 		list = append(list, sl)
 		for _, id := range ids {
@@ -184,6 +267,7 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 			}
 		}
 	})
+	d.list = list
 	env := pc.checker.draEnv()
 	state := structured.AllocatedState{AllocatedDevices: held, AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity: structured.NewConsumedCapacityCollection()}

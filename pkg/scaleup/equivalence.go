@@ -1,13 +1,14 @@
 package scaleup
 
 import (
+	"bytes"
 	"hash/fnv"
 	"maps"
 	"reflect"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -23,7 +24,12 @@ type Class struct {
 	Pods []*snapshot.PodInfo
 	// claims are the names of the members' resource claims: no claim may
 	// belong to two members, or placing one would allocate it for both.
-	claims map[string]struct{}
+	// repClaims are the representative's, resolved once.
+	claims    map[string]struct{}
+	repClaims []snapshot.PodClaim
+	// repSpecs are the representative's claim specs, serialized: equal
+	// bytes, equal specs (a compare that allocates nothing per member).
+	repSpecs [][]byte
 }
 
 // Rep is the representative pod.
@@ -59,7 +65,7 @@ func groupClasses(s *snapshot.Snapshot, pods []*v1.Pod) ([]*Class, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := &Class{Pods: []*snapshot.PodInfo{pi}}
+		c := &Class{Pods: []*snapshot.PodInfo{pi}, repClaims: claims}
 		c.addClaims(claims)
 		buckets[sig] = append(buckets[sig], c)
 		classes = append(classes, c)
@@ -91,17 +97,36 @@ func (c *Class) admitsClaims(s *snapshot.Snapshot, claims []snapshot.PodClaim) b
 	if claims == nil || c.claims == nil {
 		return false
 	}
-	rep := ownClaims(s, c.Rep().Pod)
+	rep := c.repClaims
 	if len(rep) != len(claims) {
 		return false
 	}
+	if c.repSpecs == nil {
+		c.repSpecs = make([][]byte, len(rep))
+		for i := range rep {
+			c.repSpecs[i] = specBytes(rep[i].Spec())
+		}
+	}
 	for i := range claims {
-		if _, taken := c.claims[claims[i].Name]; taken || claims[i].Generated != rep[i].Generated ||
-			!apiequality.Semantic.DeepEqual(claims[i].Spec(), rep[i].Spec()) {
+		a, b := claims[i].Spec(), rep[i].Spec()
+		if _, taken := c.claims[claims[i].Name]; taken || claims[i].Generated != rep[i].Generated {
+			return false
+		}
+		if a != b && (c.repSpecs[i] == nil || !bytes.Equal(specBytes(a), c.repSpecs[i])) {
 			return false
 		}
 	}
 	return true
+}
+
+// specBytes is the claim spec's protobuf encoding (map keys sorted, so
+// equal specs encode alike), nil if it cannot be encoded.
+func specBytes(spec *resourceapi.ResourceClaimSpec) []byte {
+	b, err := spec.Marshal()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func (c *Class) addClaims(claims []snapshot.PodClaim) {
