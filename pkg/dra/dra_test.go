@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/dra"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -147,5 +149,44 @@ func TestNodeUsage(t *testing.T) {
 	}
 	if !dra.OffersAccelerators(s.NodeResourceSlices("whole")) || dra.OffersAccelerators([]*resourceapi.ResourceSlice{builder.NodeSlice("x", "nic.example.com", builder.Devices("nic-", 1)...)}) {
 		t.Error("OffersAccelerators")
+	}
+}
+
+func TestTemplateSlices(t *testing.T) {
+	m, _ := gpu.LookupModel("nvidia-h100-80gb")
+	sets := []dra.DeviceSet{dra.NVIDIAGPUs(m, 8), {Driver: "nic.example.com", Count: 2, NamePrefix: "nic-"}}
+	slices, err := dra.TemplateSlices("template-g", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slices) != 2 || len(slices[0].Spec.Devices) != 8 || slices[0].Spec.Driver != "gpu.nvidia.com" || *slices[0].Spec.NodeName != "template-g" {
+		t.Fatalf("slices %+v", slices)
+	}
+	d := slices[0].Spec.Devices[3]
+	mem := d.Capacity["memory"].Value
+	if d.Name != "gpu-3" || *d.Attributes["productName"].StringValue != "NVIDIA H100 80GB HBM3" ||
+		*d.Attributes["cudaComputeCapability"].VersionValue != "9.0.0" || mem.Value() != 81559<<20 {
+		t.Errorf("device %+v", d)
+	}
+	// The slices pass the snapshot's validation as a group's template.
+	s := snapshot.New()
+	g := builder.NodeGroup("g").Template(builder.Node("template-g").Build()).Build()
+	g.TemplateSlices = slices
+	must(t, s.SetNodeGroup(g))
+
+	for _, tc := range []struct {
+		set  dra.DeviceSet
+		want string
+	}{
+		{dra.DeviceSet{Driver: "Bad_Driver", Count: 1}, "devices[0].driver"},
+		{dra.DeviceSet{Driver: "gpu.nvidia.com", Count: 0}, "devices[0].count: want 1 to 128, got 0"},
+		{dra.DeviceSet{Driver: "gpu.nvidia.com", Count: 2, NamePrefix: "GPU_"}, "devices[0].namePrefix"},
+	} {
+		if _, err := dra.TemplateSlices("t", []dra.DeviceSet{tc.set}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+	if _, err := dra.TemplateSlices("t", []dra.DeviceSet{dra.GenericDevices("x.io", 2), dra.GenericDevices("x.io", 1)}); err == nil {
+		t.Error("two sets naming the same devices were accepted")
 	}
 }

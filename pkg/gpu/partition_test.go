@@ -206,3 +206,45 @@ func TestFillFromTemplate(t *testing.T) {
 		t.Errorf("a second fill changed %v", again)
 	}
 }
+
+func TestAdvertisedResources(t *testing.T) {
+	cases := []struct {
+		name   string
+		gpus   int64
+		labels map[string]string
+		memory int
+		want   string
+	}{
+		{"whole GPUs", 8, nil, 80, "nvidia.com/gpu=8"},
+		{"MIG manager layout, mixed strategy", 8, map[string]string{gpu.LabelMIGConfig: "all-1g.10gb"}, 80, "nvidia.com/mig-1g.10gb=56"},
+		{"MIG manager layout, memory bound", 8, map[string]string{gpu.LabelMIGConfig: "all-1g.10gb"}, 40, "nvidia.com/mig-1g.10gb=32"},
+		{"MIG single strategy", 2, map[string]string{gpu.LabelMIGConfig: "all-3g.40gb", gpu.LabelMIGStrategy: "single"}, 80, "nvidia.com/gpu=4"},
+		{"MIG disabled", 4, map[string]string{gpu.LabelMIGConfig: "all-disabled"}, 80, "nvidia.com/gpu=4"},
+		{"GKE partitions", 1, map[string]string{gpu.LabelGKEGPUPartitionSize: "1g.5gb"}, 40, "nvidia.com/gpu=7"},
+		{"GKE time-sharing", 2, map[string]string{gpu.LabelGKEGPUSharingStrategy: "time-sharing", gpu.LabelGKEMaxSharedClients: "3"}, 24, "nvidia.com/gpu=6"},
+		{"time-slicing replicas", 4, map[string]string{gpu.LabelGPUReplicas: "4"}, 24, "nvidia.com/gpu=16"},
+		{"partitions shared", 1, map[string]string{gpu.LabelGKEGPUPartitionSize: "1g.5gb", gpu.LabelGKEMaxSharedClients: "2"}, 40, "nvidia.com/gpu=14"},
+	}
+	for _, tc := range cases {
+		rl, err := gpu.AdvertisedResources(tc.gpus, tc.labels, tc.memory)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var got []string
+		for k, q := range rl {
+			got = append(got, string(k)+"="+q.String())
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, got, tc.want)
+		}
+	}
+	for _, bad := range []map[string]string{{gpu.LabelGPUReplicas: "zero"}, {gpu.LabelGKEGPUPartitionSize: "big"}, {gpu.LabelMIGConfig: "all-9g.1gb"}} {
+		if _, err := gpu.AdvertisedResources(1, bad, 0); err == nil {
+			t.Errorf("labels %v accepted", bad)
+		}
+	}
+	if !gpu.UsesDRADriver(map[string]string{gpu.LabelDeployDevicePlugin: "false"}) || gpu.UsesDRADriver(nil) {
+		t.Error("UsesDRADriver")
+	}
+}
