@@ -334,3 +334,15 @@ func allocateRecovering(ctx context.Context, alloc structured.Allocator, ni *sna
 	}()
 	return alloc.Allocate(ctx, ni.Node, claims)
 }
+
+// Place binds pi to ni if it fits there, with its claims' devices: for
+// callers that place one pod (a pending pod the scheduler will bind, a pod
+// of a simulated scheduler) rather than a class. It returns the check's
+// result when the pod does not fit, and binds nothing then.
+func (c *Checker) Place(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) (Result, error) {
+	pc := c.PreparePodInfo(pi)
+	if r := pc.Check(ni); !r.Fits() {
+		return r, nil
+	}
+	return Result{}, pc.Place(pi, ni)
+}

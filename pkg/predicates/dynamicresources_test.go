@@ -262,3 +262,20 @@ func TestAllocatorPanicIsAReason(t *testing.T) {
 		t.Errorf("check = %v", r)
 	}
 }
+
+func TestCheckerPlace(t *testing.T) {
+	s := draCluster(t)
+	mustOK(t, s.SetResourceClaim(builder.Claim("c").Request("gpu", "a100", 2).Build()))
+	pi, err := snapshot.NewPodInfo(builder.Pod("p").ResourceClaim("c").Build())
+	mustOK(t, err)
+	c := predicates.New(s)
+	if r, err := c.Place(pi, s.Node("b")); err != nil || r.Reason != predicates.ReasonCannotAllocate {
+		t.Fatalf("on b (no A100): %v, %v", r, err)
+	}
+	if s.Pod("default", "p") != nil {
+		t.Fatal("a pod that does not fit was bound")
+	}
+	if r, err := c.Place(pi, s.Node("a")); err != nil || !r.Fits() || s.AllocatedDeviceCount() != 2 {
+		t.Fatalf("on a: %v, %v, %d devices held", r, err, s.AllocatedDeviceCount())
+	}
+}
