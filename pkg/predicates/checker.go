@@ -36,8 +36,9 @@ func New(s *snapshot.Snapshot) *Checker { return &Checker{snap: s} }
 // PodCheck is one pod made ready to be checked against many nodes.
 // It is not safe for concurrent use.
 type PodCheck struct {
+	// checker holds the snapshot (checker.snap) and the DRA allocator's
+	// shared state.
 	checker *Checker
-	snap    *snapshot.Snapshot
 	pi      *snapshot.PodInfo
 	pod     *v1.Pod
 
@@ -80,7 +81,7 @@ func (c *Checker) Prepare(pod *v1.Pod) (*PodCheck, error) {
 // PreparePodInfo is Prepare for a pod whose PodInfo is already computed.
 func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pod := pi.Pod
-	pc := &PodCheck{checker: c, snap: c.snap, pi: pi, pod: pod}
+	pc := &PodCheck{checker: c, pi: pi, pod: pod}
 	if len(pod.Spec.ResourceClaims) > 0 {
 		pc.dra = &draCheck{}
 	}
@@ -104,7 +105,7 @@ func (pc *PodCheck) PodInfo() *snapshot.PodInfo { return pc.pi }
 // Check tells whether the pod fits on ni, and if not, why. The first failing
 // predicate is reported, in kube-scheduler's filter order.
 func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
-	if !pc.fresh || pc.generation != pc.snap.Generation() {
+	if !pc.fresh || pc.generation != pc.checker.snap.Generation() {
 		pc.refresh()
 	}
 	if !pc.podFailure.Fits() {
@@ -133,7 +134,7 @@ func (pc *PodCheck) CheckNodeLocal(ni *snapshot.NodeInfo) Result { return pc.che
 // refresh recomputes the state that depends on other pods, nodes, volumes
 // and namespaces: what kube-scheduler computes in PreFilter.
 func (pc *PodCheck) refresh() {
-	pc.generation = pc.snap.Generation()
+	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
 	pc.volumes = pc.volumes[:0]
@@ -141,8 +142,8 @@ func (pc *PodCheck) refresh() {
 		pc.podFailure = r
 		return
 	}
-	pc.spread.prepare(pc.snap, pc.pod, pc.nodeAffinity)
-	pc.affinity.prepare(pc.snap, pc.pi)
+	pc.spread.prepare(pc.checker.snap, pc.pod, pc.nodeAffinity)
+	pc.affinity.prepare(pc.checker.snap, pc.pi)
 	if pc.dra != nil {
 		pc.podFailure = pc.prepareDRA()
 	}

@@ -54,6 +54,10 @@ type draEnv struct {
 	ctx      context.Context
 	celCache *cel.Cache
 	classes  classLister
+	// noShared and noCapacity are the allocated state's parts for
+	// consumable capacity, which stays off: empty, never written.
+	noShared   sets.Set[structured.SharedDeviceID]
+	noCapacity structured.ConsumedCapacityCollection
 }
 
 func (c *Checker) draEnv() *draEnv {
@@ -62,6 +66,7 @@ func (c *Checker) draEnv() *draEnv {
 			ctx:      klog.NewContext(context.Background(), discard),
 			celCache: cel.NewCache(celCacheSize, cel.Features{}),
 			classes:  classLister{c.snap},
+			noShared: sets.New[structured.SharedDeviceID](), noCapacity: structured.NewConsumedCapacityCollection(),
 		}
 	}
 	return c.dra
@@ -92,11 +97,11 @@ func (pc *PodCheck) prepareDRA() Result {
 	d := pc.dra
 	d.available, d.toAllocate, d.toAllocateIndex, d.needDevices, d.minDevices = d.available[:0], d.toAllocate[:0], d.toAllocateIndex[:0], false, 0
 	d.lastNode = nil
-	claims, err := pc.snap.PodClaims(pc.pod)
+	claims, err := pc.checker.snap.PodClaims(pc.pod)
 	if err != nil {
 		return claimFailure("%v", err)
 	}
-	features := pc.snap.DRAFeatures()
+	features := pc.checker.snap.DRAFeatures()
 	for i := range claims {
 		c := &claims[i]
 		claim := c.Claim
@@ -120,7 +125,7 @@ func (pc *PodCheck) prepareDRA() Result {
 			}
 		}
 		spec := c.Spec()
-		if r := validateClasses(pc.snap, spec, features); !r.Fits() {
+		if r := validateClasses(pc.checker.snap, spec, features); !r.Fits() {
 			return r
 		}
 		obj := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: pc.pod.Namespace, Name: c.Name}, Spec: *spec}
@@ -195,7 +200,7 @@ func minFreeDevices(spec *resourceapi.ResourceClaimSpec) int {
 // heldBySelf: the claim is reserved for the pod being checked alone, and
 // that pod is placed in the snapshot (a simulation placed it).
 func (pc *PodCheck) heldBySelf(claim *resourceapi.ResourceClaim) bool {
-	return snapshot.ReservedOnlyFor(claim, pc.pod) && pc.snap.Pod(pc.pod.Namespace, pc.pod.Name) != nil
+	return snapshot.ReservedOnlyFor(claim, pc.pod) && pc.checker.snap.Pod(pc.pod.Namespace, pc.pod.Name) != nil
 }
 
 // validateClasses fails when a class a request names does not exist, as
@@ -233,10 +238,10 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	if len(d.toAllocate) == 0 {
 		return Result{}
 	}
-	if d.lastNode == ni && d.lastGen == pc.snap.Generation() {
+	if d.lastNode == ni && d.lastGen == pc.checker.snap.Generation() {
 		return Result{} // allocated here already at this generation
 	}
-	slices := pc.snap.SlicesFor(ni.Name())
+	slices := pc.checker.snap.SlicesFor(ni.Name())
 	if d.needDevices && slices.Len() == 0 {
 		return Result{Predicate: DynamicResources, Reason: ReasonCannotAllocate}
 	}
@@ -244,7 +249,7 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 		free := 0
 		slices.Each(func(_ *resourceapi.ResourceSlice, ids []structured.DeviceID) {
 			for _, id := range ids {
-				if !pc.snap.DeviceAllocated(id) {
+				if !pc.checker.snap.DeviceAllocated(id) {
 					free++
 				}
 			}
@@ -262,16 +267,15 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	slices.Each(func(sl *resourceapi.ResourceSlice, ids []structured.DeviceID) {
 		list = append(list, sl)
 		for _, id := range ids {
-			if pc.snap.DeviceAllocated(id) {
+			if pc.checker.snap.DeviceAllocated(id) {
 				held.Insert(id)
 			}
 		}
 	})
 	d.list = list
 	env := pc.checker.draEnv()
-	state := structured.AllocatedState{AllocatedDevices: held, AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity: structured.NewConsumedCapacityCollection()}
-	alloc, err := structured.NewAllocator(env.ctx, pc.snap.DRAFeatures().Allocator(), state, env.classes, list, env.celCache)
+	state := structured.AllocatedState{AllocatedDevices: held, AllocatedSharedDeviceIDs: env.noShared, AggregatedCapacity: env.noCapacity}
+	alloc, err := structured.NewAllocator(env.ctx, pc.checker.snap.DRAFeatures().Allocator(), state, env.classes, list, env.celCache)
 	if err != nil {
 		return Result{Predicate: DynamicResources, Reason: ReasonInvalidClaim, Detail: err.Error()}
 	}
@@ -286,7 +290,7 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	case len(res) != len(d.toAllocate):
 		return Result{Predicate: DynamicResources, Reason: ReasonCannotAllocate}
 	}
-	d.lastNode, d.lastGen, d.lastResult = ni, pc.snap.Generation(), res
+	d.lastNode, d.lastGen, d.lastResult = ni, pc.checker.snap.Generation(), res
 	return Result{}
 }
 
@@ -299,10 +303,10 @@ func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 // snapshot changed since the last Check of ni, and fails if pi does not fit.
 func (pc *PodCheck) Place(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) error {
 	if pc.dra == nil || len(pi.Pod.Spec.ResourceClaims) == 0 {
-		return pc.snap.AddPodInfo(pi, ni.Name())
+		return pc.checker.snap.AddPodInfo(pi, ni.Name())
 	}
 	d := pc.dra
-	if len(d.toAllocate) > 0 && (d.lastNode != ni || d.lastGen != pc.snap.Generation()) {
+	if len(d.toAllocate) > 0 && (d.lastNode != ni || d.lastGen != pc.checker.snap.Generation()) {
 		if r := pc.Check(ni); !r.Fits() {
 			return fmt.Errorf("pod %s does not fit node %s: %s", snapshot.PodKey(pi.Pod), ni.Name(), r.String())
 		}
@@ -317,7 +321,7 @@ func (pc *PodCheck) Place(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) error {
 			}
 		}
 	}
-	return pc.snap.AddPodInfoWithClaims(pi, ni.Name(), allocs)
+	return pc.checker.snap.AddPodInfoWithClaims(pi, ni.Name(), allocs)
 }
 
 // allocateRecovering runs the allocator and turns a panic into an error:
