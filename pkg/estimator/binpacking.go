@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -32,6 +33,10 @@ type Estimate struct {
 	Reasons []predicates.Result
 	// LimitReached is set when pods were left over because MaxNodes ran out.
 	LimitReached bool
+	// DeviceUnitsOffered is what one new node offers as DRA accelerator
+	// devices, DeviceUnitsTaken what the placed pods' claims hold of the
+	// new nodes' devices, in whole-device equivalents (dra.Usage).
+	DeviceUnitsOffered, DeviceUnitsTaken float64
 }
 
 // Pack estimates how many nodes of template t the classes need. Each class
@@ -70,7 +75,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 			}
 			for i := start; i < len(nodes); i++ {
 				if pc.Check(nodes[i]).Fits() {
-					if err := s.AddPodInfo(pi, nodes[i].Name()); err != nil {
+					if err := pc.Place(pi, nodes[i]); err != nil {
 						return est, err
 					}
 					placed, cursor = true, i
@@ -92,7 +97,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 					// affinity with the pods just placed): stop this class.
 					break
 				}
-				if err := s.AddPodInfo(pi, ni.Name()); err != nil {
+				if err := pc.Place(pi, ni); err != nil {
 					return est, err
 				}
 				cursor = len(nodes) - 1
@@ -103,6 +108,12 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		}
 	}
 	est.NodeCount = countUsed(nodes, len(t.daemonPods))
+	if len(t.Group.TemplateSlices) > 0 {
+		est.DeviceUnitsOffered = dra.TemplateUsage(t.Group.TemplateSlices).Offered
+		for _, ni := range nodes[:est.NodeCount] {
+			est.DeviceUnitsTaken += dra.NodeUsage(s, ni.Name()).Used
+		}
+	}
 	return est, nil
 }
 
@@ -183,13 +194,17 @@ func IsMonotonic(pi *snapshot.PodInfo) bool {
 // allocatable, biggest first (first-fit decreasing), ties by input order.
 func largestFirst(classes [][]*snapshot.PodInfo, template *v1.Node) []int {
 	alloc := snapshot.ResourceFromList(template.Status.Allocatable)
+	scale := gpu.ScaleOf(template)
+	offered := scale.Offered(alloc.Scalar)
 	size := make([]float64, len(classes))
 	order := make([]int, len(classes))
 	for i, c := range classes {
 		order[i] = i
 		r := &c[0].Requests
-		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory),
-			share(gpu.Requested(r), gpu.Requested(&alloc)))
+		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory))
+		if offered > 0 && len(r.Scalar) > 0 {
+			size[i] = max(size[i], scale.Units(r.Scalar)/offered)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
 	return order
