@@ -125,10 +125,11 @@ func TestParseHelmVariants(t *testing.T) {
 		wantURL string
 		warns   int
 	}{
-		{"port as string and path", "prometheus:\n  url: http://prom.svc/\n  port: \"9090\"\n  path: /sub\n", "http://prom.svc:9090/sub", 0},
-		{"no port", "prometheus:\n  url: https://prom.example\n", "https://prom.example", 0},
-		{"rules mapping without prometheus", "rules:\n  default: false\n  custom: []\n", "", 0},
-		{"default true is reported", "rules:\n  default: true\n", "", 1},
+		// Each of these lists no rule, which is reported too.
+		{"port as string and path", "prometheus:\n  url: http://prom.svc/\n  port: \"9090\"\n  path: /sub\n", "http://prom.svc:9090/sub", 1},
+		{"no port", "prometheus:\n  url: https://prom.example\n", "https://prom.example", 1},
+		{"rules mapping without prometheus", "rules:\n  default: false\n  custom: []\n", "", 1},
+		{"default true is reported", "rules:\n  default: true\n", "", 2},
 		{"external rules", "rules:\n  external:\n  - seriesQuery: up\n    metricsQuery: sum(<<.Series>>)\n", "", 0},
 	}
 	for _, tc := range tests {
