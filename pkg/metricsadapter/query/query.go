@@ -36,10 +36,13 @@ type Request struct {
 	GroupBy []string
 }
 
-// Args builds the template arguments for r.
+// Args builds the template arguments for r. LabelValuesByName holds, as
+// prometheus-adapter's does, every label the metric selector names (its
+// values joined by "|"; "" for exists and does-not-exist), then the
+// namespace and the object label, which win over a selector naming them.
 func Args(r Request) (config.QueryArgs, error) {
 	var matchers []string
-	values := map[string]string{}
+	values := selectorValues(r.Selector)
 	if r.ObjectLabel != "" {
 		pattern := namesPattern(r.Names)
 		values[r.ObjectLabel] = pattern
@@ -104,6 +107,20 @@ func SelectorMatchers(sel labels.Selector) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// selectorValues maps each label the selector names to its values as an
+// alternation of literals.
+func selectorValues(sel labels.Selector) map[string]string {
+	values := map[string]string{}
+	if sel == nil || sel.Empty() {
+		return values
+	}
+	reqs, _ := sel.Requirements()
+	for _, req := range reqs {
+		values[req.Key()] = namesPattern(req.Values().List())
+	}
+	return values
 }
 
 // GroupByLabels is the grouping of an external query: the labels the
