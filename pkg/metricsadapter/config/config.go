@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuscale/gpuscale/pkg/redact"
 )
 
 // Config is the adapter's parsed configuration.
@@ -237,7 +239,7 @@ func helmURL(p helmPrometheus) (string, error) {
 		return "", errors.New("prometheus.url: must be set when the prometheus section is present")
 	}
 	if !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
-		return "", fmt.Errorf("prometheus.url: %q must start with http:// or https://", p.URL)
+		return "", fmt.Errorf("prometheus.url: %q must start with http:// or https://", redact.URL(p.URL))
 	}
 	url := strings.TrimSuffix(p.URL, "/")
 	if len(p.Port) > 0 && !isNull(p.Port) {

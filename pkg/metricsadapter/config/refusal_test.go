@@ -132,3 +132,10 @@ func TestDuplicateMetricNamesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestPrometheusURLErrorsHideCredentials(t *testing.T) {
+	_, err := Parse([]byte("prometheus:\n  url: prom.svc://reader:s3cret@prom.svc\n"))
+	if err == nil || !strings.Contains(err.Error(), "prometheus.url") || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "reader") {
+		t.Errorf("error %v: want prometheus.url named and its user information hidden", err)
+	}
+}
