@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -20,6 +21,9 @@ const (
 	// AzureTokens is tokens (context plus generated) per second.
 	AzureTokens AzureMeasure = "tokens"
 )
+
+// ErrTooLong marks a trace refused for spanning more than allowed.
+var ErrTooLong = errors.New("the trace spans too long")
 
 // AzureOptions shape the load curve.
 type AzureOptions struct {
@@ -82,8 +86,8 @@ func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, 
 				t.str(i, cols[0]), t.str(prevRow, cols[0]), t.line(prevRow))
 		}
 		if len(reqs) > 0 && o.MaxSpan > 0 && seconds(at-reqs[0].at) > o.MaxSpan {
-			return nil, t.cellError(i, cols[0], "%s is %s after the first request (line %d), more than the %s a trace may span",
-				t.str(i, cols[0]), seconds(at-reqs[0].at), t.line(0), o.MaxSpan)
+			return nil, fmt.Errorf("%w: %w", ErrTooLong, t.cellError(i, cols[0], "%s is %s after the first request (line %d), more than the %s a trace may span",
+				t.str(i, cols[0]), seconds(at-reqs[0].at), t.line(0), o.MaxSpan))
 		}
 		ctx, err := t.count(i, cols[1], "a token count", true)
 		if err != nil {
