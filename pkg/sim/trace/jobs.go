@@ -104,10 +104,10 @@ type JobStats struct {
 
 // jobRow is one row read.
 type jobRow struct {
-	line            int
-	submit, end     float64 // seconds on the trace's axis
-	open            bool    // empty end or duration: running at the end
-	gpus, cpu, mem  float64
+	line           int
+	submit, end    float64 // seconds on the trace's axis
+	open           bool    // empty end or duration: running at the end
+	gpus, cpu, mem float64
 }
 
 // Jobs reads a jobs CSV with the mapping c. Submit and end times are
