@@ -66,14 +66,25 @@ func (e *Engine) shouldStop() bool {
 		return true
 	default:
 	}
-	if e.opts.MaxMemory > 0 && e.turns%memoryCheckEvery == 0 {
-		if held := heldMemory(); held > e.opts.MaxMemory {
-			e.stopped = &LimitError{Option: "MaxMemory", Limit: bytesString(e.opts.MaxMemory), Need: bytesString(held) + " held",
-				Why: fmt.Sprintf("the run holds more memory than allowed at virtual time %s", e.now)}
+	if e.turns%memoryCheckEvery == 0 {
+		if err := e.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", e.now)); err != nil {
+			e.stopped = err
 			return true
 		}
 	}
 	return false
+}
+
+// overMemory is a *LimitError when the process holds more than
+// Options.MaxMemory; why says what was going on.
+func (e *Engine) overMemory(why string) error {
+	if e.opts.MaxMemory == 0 {
+		return nil
+	}
+	if held := heldMemory(); held > e.opts.MaxMemory {
+		return &LimitError{Option: "MaxMemory", Limit: bytesString(e.opts.MaxMemory), Need: bytesString(held) + " held", Why: why}
+	}
+	return nil
 }
 
 // stopHere ends the run at the virtual time reached.

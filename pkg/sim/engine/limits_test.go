@@ -82,3 +82,26 @@ func TestRunStopsOverItsMemoryBound(t *testing.T) {
 		t.Errorf("result %+v, want a partial one saying why", res)
 	}
 }
+
+// A scenario that asks for more pods than fit in memory is refused while
+// its pods are made, not after the machine runs out.
+func TestRunRefusesMorePodsThanFitInMemory(t *testing.T) {
+	s := parse(t, `name: many
+nodeGroups:
+- name: cpu
+  maxSize: 3
+  pricePerHour: 0.5
+  capacity: {cpu: "4", memory: 16Gi}
+workloads:
+- name: w
+  pod: {requests: {cpu: "1"}}
+  jobs: [{at: 1m, duration: 10m, count: 2000000000}]
+`)
+	o := engine.OptionsFor(s)
+	o.MaxMemory = 1 // any process holds more
+	_, err := engine.RunContext(context.Background(), o)
+	var le *engine.LimitError
+	if !errors.As(err, &le) || le.Option != "MaxMemory" || !strings.Contains(err.Error(), "workloads[0] has submitted") {
+		t.Fatalf("err = %v, want a MaxMemory refusal while the pods are made", err)
+	}
+}

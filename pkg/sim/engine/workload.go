@@ -88,6 +88,11 @@ func (e *Engine) initWorkloads() error {
 					return err
 				}
 				e.jobs++
+				if e.jobs%(64*memoryCheckEvery) == 0 { // a scenario may ask for more pods than fit in memory
+					if err := e.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.jobs)); err != nil {
+						return err
+					}
+				}
 				e.rec.demand(b.At.Duration, b.At.Duration+b.Duration.Duration, w, 1)
 				e.schedule(&event{at: b.At.Duration, kind: evSubmit, pod: p})
 			}
@@ -214,6 +219,11 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 	for len(w.replicas) < n {
 		if err := e.addReplica(w); err != nil {
 			return err
+		}
+		if len(w.replicas)%(64*memoryCheckEvery) == 0 {
+			if err := e.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
+				return err
+			}
 		}
 	}
 	if len(w.replicas) > n {

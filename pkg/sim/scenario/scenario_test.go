@@ -45,6 +45,14 @@ func TestParseNamesTheField(t *testing.T) {
 		{"bad expander", "name: m", "name: m\nautoscaler: {expander: cheapest}", "autoscaler:"},
 		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `unknown field "scale-down-time"`},
 		{"missing memory", "memory: 16Gi", "pods: 10", "nodeGroups[0].capacity.memory: must be positive"},
+		// A real cluster takes GPUs and other extended resources in units.
+		{"half a GPU requested", `requests: {cpu: "1"}`, `requests: {cpu: "1", nvidia.com/gpu: "0.5"}`,
+			`workloads[0].pod.requests.nvidia.com/gpu: must be a whole number (nvidia.com/gpu is counted in units), got "500m"`},
+		{"fractional extended resource", `requests: {cpu: "1"}`, `requests: {cpu: "1", example.com/fpga: 1500m}`,
+			`workloads[0].pod.requests.example.com/fpga: must be a whole number`},
+		{"half a GPU per node", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "0.5"}`,
+			`nodeGroups[0].capacity.nvidia.com/gpu: must be a whole number (nvidia.com/gpu is counted in units), got "500m"`},
+		{"negative capacity", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "-1"}`, `nodeGroups[0].capacity.nvidia.com/gpu: must not be negative, got "-1"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := strings.Replace(minimal, c.from, c.to, 1)
