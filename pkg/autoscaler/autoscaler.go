@@ -16,6 +16,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -93,6 +94,9 @@ type Input struct {
 	Pending    []*v1.Pod
 	DaemonSets []*appsv1.DaemonSet
 	PDBs       []*policyv1.PodDisruptionBudget
+	// Replicas are the replica counts of the ReplicaSets and
+	// ReplicationControllers (--min-replica-count); nil when unknown.
+	Replicas drain.Replicas
 	// Deleting are node removals the actuator has in flight.
 	Deleting []scaledown.Deletion
 }
@@ -154,7 +158,7 @@ func (a *Autoscaler) scaleDown(in Input, up scaleup.Plan) (scaledown.Plan, error
 		}
 	}
 	return a.down.Plan(scaledown.Input{
-		Now: in.Now, Snapshot: s, PDBs: in.PDBs, Deleting: in.Deleting,
+		Now: in.Now, Snapshot: s, PDBs: in.PDBs, Replicas: in.Replicas, Deleting: in.Deleting,
 		LastScaleUp: a.state.LastScaleUp, LastScaleDelete: a.state.LastScaleDownDelete,
 		LastScaleDownFailure: a.state.LastScaleDownFailure,
 	}), nil

@@ -14,8 +14,10 @@ import (
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -29,26 +31,32 @@ type listers struct {
 	classes    storagelisters.StorageClassLister
 	pdbs       policylisters.PodDisruptionBudgetLister
 	daemonSets appslisters.DaemonSetLister
-	synced     []cache.InformerSynced
+	// replicaSets and rcs give --min-replica-count its replica counts.
+	replicaSets appslisters.ReplicaSetLister
+	rcs         corelisters.ReplicationControllerLister
+	synced      []cache.InformerSynced
 }
 
-// newListers registers the informers the loop needs. ReplicaSets,
+// newListers registers the informers the loop needs. ReplicaSets and
+// ReplicationControllers give --min-replica-count its replica counts;
 // StatefulSets and Jobs are watched too so that drain rules can later check
 // that a pod's controller exists.
 func newListers(f informers.SharedInformerFactory) *listers {
 	core, apps := f.Core().V1(), f.Apps().V1()
 	l := &listers{
-		nodes:      core.Nodes().Lister(),
-		pods:       core.Pods().Lister(),
-		namespaces: core.Namespaces().Lister(),
-		pvs:        core.PersistentVolumes().Lister(),
-		pvcs:       core.PersistentVolumeClaims().Lister(),
-		classes:    f.Storage().V1().StorageClasses().Lister(),
-		pdbs:       f.Policy().V1().PodDisruptionBudgets().Lister(),
-		daemonSets: apps.DaemonSets().Lister(),
+		nodes:       core.Nodes().Lister(),
+		pods:        core.Pods().Lister(),
+		namespaces:  core.Namespaces().Lister(),
+		pvs:         core.PersistentVolumes().Lister(),
+		pvcs:        core.PersistentVolumeClaims().Lister(),
+		classes:     f.Storage().V1().StorageClasses().Lister(),
+		pdbs:        f.Policy().V1().PodDisruptionBudgets().Lister(),
+		daemonSets:  apps.DaemonSets().Lister(),
+		replicaSets: apps.ReplicaSets().Lister(),
+		rcs:         core.ReplicationControllers().Lister(),
 	}
 	for _, inf := range []cache.SharedIndexInformer{
-		core.Nodes().Informer(), core.Pods().Informer(), core.Namespaces().Informer(),
+		core.Nodes().Informer(), core.Pods().Informer(), core.Namespaces().Informer(), core.ReplicationControllers().Informer(),
 		core.PersistentVolumes().Informer(), core.PersistentVolumeClaims().Informer(),
 		f.Storage().V1().StorageClasses().Informer(), f.Policy().V1().PodDisruptionBudgets().Informer(),
 		apps.DaemonSets().Informer(), apps.ReplicaSets().Informer(), apps.StatefulSets().Informer(),
@@ -65,6 +73,7 @@ type view struct {
 	pending    []*v1.Pod
 	daemonSets []*appsv1.DaemonSet
 	pdbs       []*policyv1.PodDisruptionBudget
+	replicas   drain.Replicas
 	// unmanaged counts nodes that belong to no group.
 	unmanaged int
 }
@@ -126,6 +135,9 @@ func buildView(l *listers, cp cloudprovider.CloudProvider) (*view, error) {
 	if v.daemonSets, err = l.daemonSets.List(labels.Everything()); err != nil {
 		return nil, err
 	}
+	if v.replicas, err = replicaCounts(l); err != nil {
+		return nil, err
+	}
 	if v.pdbs, err = l.pdbs.List(labels.Everything()); err != nil {
 		return nil, err
 	}
@@ -172,4 +184,25 @@ func unschedulable(p *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// replicaCounts reads spec.replicas of every ReplicaSet and
+// ReplicationController (1 when unset, the API default).
+func replicaCounts(l *listers) (drain.Replicas, error) {
+	out := drain.Replicas{}
+	rss, err := l.replicaSets.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range rss {
+		out[drain.ControllerKey{Namespace: rs.Namespace, Kind: "ReplicaSet", Name: rs.Name}] = ptr.Deref(rs.Spec.Replicas, 1)
+	}
+	rcs, err := l.rcs.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, rc := range rcs {
+		out[drain.ControllerKey{Namespace: rc.Namespace, Kind: "ReplicationController", Name: rc.Name}] = ptr.Deref(rc.Spec.Replicas, 1)
+	}
+	return out, nil
 }

@@ -41,7 +41,8 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("snapshot").Observe(c.clock.Since(start).Seconds())
 	planStart := c.clock.Now()
 	plan, err := c.auto.RunOnce(autoscaler.Input{
-		Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs, Deleting: c.inFlight(),
+		Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs, Replicas: v.replicas,
+		Deleting: c.inFlight(),
 	})
 	if err != nil {
 		return err

@@ -72,6 +72,8 @@ func (s *session) drainVerdicts(i int32) (blocked bool, moving int) {
 			kind = verdictMove
 			moving++
 			st.budgeted = st.budgeted || s.dctx.Budgets.Covers(pi.Pod)
+		case v.Outcome == drain.Wait:
+			st.noteOnCompletion(pi.Pod)
 		case v.Code == drain.CodeDaemonSetPod:
 			kind = verdictDaemonSet
 		}
@@ -107,5 +109,12 @@ func (s *session) buildDestinations() {
 		if i := s.cands[k]; s.nodes[i].dest {
 			s.dests = append(s.dests, i)
 		}
+	}
+}
+
+// noteOnCompletion remembers the first pod the node must wait for.
+func (st *nodeState) noteOnCompletion(pod *v1.Pod) {
+	if st.onCompletion == nil {
+		st.onCompletion = pod
 	}
 }

@@ -64,6 +64,9 @@ type ClusterAutoscalerConfig struct {
 	DaemonSetEvictionForOccupiedNodes bool
 	MaxCloudProviderNodeDeletionTime  time.Duration
 	MaxBulkSoftTaintCount             int
+	// Drain rules from upstream's drainability rules.
+	BlockingSystemPodDisruptionTimeout time.Duration
+	MinReplicaCount                    int
 
 	// Operation and logging.
 	LeaderElect                  bool
@@ -136,6 +139,11 @@ func ClusterAutoscalerFlags(fs *pflag.FlagSet) *ClusterAutoscalerConfig {
 	fs.BoolVar(&c.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", down.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods gracefully from drained nodes before removal.")
 	fs.DurationVar(&c.MaxCloudProviderNodeDeletionTime, "max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime, "A node tainted for deletion longer ago than this is judged again.")
 	fs.IntVar(&c.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount, "Most nodes soft-tainted (PreferNoSchedule) or untainted per loop; 0 turns soft tainting off.")
+	// Drain rules from upstream's drainability rules (upstream's spelling of "distruption").
+	fs.DurationVar(&c.BlockingSystemPodDisruptionTimeout, "blocking-system-pod-distruption-timeout", down.BlockingSystemPodDisruptionTimeout,
+		"With --skip-nodes-with-system-pods, a kube-system pod without a PodDisruptionBudget blocks its node only this long after its creation.")
+	fs.IntVar(&c.MinReplicaCount, "min-replica-count", down.MinReplicaCount,
+		"With --skip-nodes-with-custom-controller-pods, pods of ReplicaSets and ReplicationControllers with fewer replicas than this keep their node; 0 turns it off.")
 
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "Run only while holding the leader lease, so one replica acts.")
 	fs.StringVar(&c.LeaderElectResourceNamespace, "leader-elect-resource-namespace", "", "Namespace of the leader lease; empty means --namespace.")

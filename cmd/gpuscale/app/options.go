@@ -155,6 +155,8 @@ func (c *ClusterAutoscalerConfig) options() autoscaler.Options {
 	down.DaemonSetEvictionForOccupiedNodes = c.DaemonSetEvictionForOccupiedNodes
 	down.MaxCloudProviderNodeDeletionTime = c.MaxCloudProviderNodeDeletionTime
 	down.MaxBulkSoftTaintCount = c.MaxBulkSoftTaintCount
+	down.BlockingSystemPodDisruptionTimeout = c.BlockingSystemPodDisruptionTimeout
+	down.MinReplicaCount = c.MinReplicaCount
 
 	// autoscaler.New copies Limits and the cutoff into both halves; they
 	// are set there too so the halves are right even when used alone.
@@ -252,6 +254,8 @@ func (c *ClusterAutoscalerConfig) validateScaleDown(v *flagErrors) {
 	v.positive("max-pod-eviction-time", c.MaxPodEvictionTime)
 	v.positive("max-cloud-provider-node-deletion-time", c.MaxCloudProviderNodeDeletionTime)
 	v.notNegativeInt("max-bulk-soft-taint-count", c.MaxBulkSoftTaintCount)
+	v.notNegative("blocking-system-pod-distruption-timeout", c.BlockingSystemPodDisruptionTimeout)
+	v.notNegativeInt("min-replica-count", c.MinReplicaCount)
 }
 
 func (c *ClusterAutoscalerConfig) validateOperation(v *flagErrors) {
