@@ -81,8 +81,8 @@ func TestBalancingIgnoresUpstreamsProviderLabels(t *testing.T) {
 		t.Run(label, func(t *testing.T) {
 			w := newWorld(t)
 			for i, z := range []string{"a", "b"} {
-				w.group(builder.NodeGroup("pool-" + z).Max(10).Template(builder.Node("t-" + z).CPU("4").Memory("16Gi").
-					Zone("us-east-1" + z).Label(label, fmt.Sprintf("value-%d", i)).Build()))
+				w.group(builder.NodeGroup("pool-" + z).Max(10).Template(builder.Node("t-"+z).CPU("4").Memory("16Gi").
+					Zone("us-east-1"+z).Label(label, fmt.Sprintf("value-%d", i)).Build()))
 			}
 			o := opts("least-waste")
 			o.BalanceSimilarNodeGroups = true
