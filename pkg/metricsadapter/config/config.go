@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/pkg/redact"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // Config is the adapter's parsed configuration.
@@ -328,7 +329,7 @@ func onlyFields(fields map[string]json.RawMessage, field string, allowed ...stri
 }
 
 func strictUnmarshal(raw json.RawMessage, into any) error {
-	err := yaml.UnmarshalStrict(raw, into)
+	err := strictyaml.Unmarshal(raw, into)
 	if err == nil {
 		return nil
 	}

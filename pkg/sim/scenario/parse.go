@@ -12,10 +12,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // Defaults for the fields a scenario may leave out.
@@ -43,7 +43,7 @@ func Load(path string) (*Scenario, error) {
 // Parse decodes YAML strictly, fills defaults and validates.
 func Parse(data []byte) (*Scenario, error) {
 	var s Scenario
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+	if err := strictyaml.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	s.SetDefaults()

@@ -38,12 +38,15 @@ func TestParseNamesTheField(t *testing.T) {
 	for _, c := range []struct {
 		name, from, to, want string
 	}{
-		{"unknown field", "maxSize: 3", "maxSize: 3\n  gpus: 2", `unknown field "gpus"`},
+		{"unknown field", "maxSize: 3", "maxSize: 3\n  gpus: 2", `unknown field "nodeGroups[0].gpus"`},
+		// encoding/json would take "MaxSize" for maxSize.
+		{"field in another case", "maxSize: 3", "MaxSize: 3", `unknown field "nodeGroups[0].MaxSize"`},
+		{"field given twice", "maxSize: 3", "maxSize: 3\n  maxSize: 4", `already set in map`},
 		{"max below min", "maxSize: 3", "maxSize: 3\n  minSize: 4", "nodeGroups[0].maxSize: must be at least minSize (4), got 3"},
 		{"bad scoring", "name: m", "name: m\nscheduler: {scoring: Balanced}", `scheduler.scoring: must be LeastAllocated or MostAllocated, got "Balanced"`},
 		{"no duration", "duration: 10m", "duration: 0s", "workloads[0].jobs[0].duration: must be positive, got 0s"},
 		{"bad expander", "name: m", "name: m\nautoscaler: {expander: cheapest}", "autoscaler:"},
-		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `unknown field "scale-down-time"`},
+		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `unknown field "autoscaler.scale-down-time"`},
 		{"missing memory", "memory: 16Gi", "pods: 10", "nodeGroups[0].capacity.memory: must be positive"},
 		// A real cluster takes GPUs and other extended resources in units.
 		{"half a GPU requested", `requests: {cpu: "1"}`, `requests: {cpu: "1", nvidia.com/gpu: "0.5"}`,
