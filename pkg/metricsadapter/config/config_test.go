@@ -157,6 +157,10 @@ func TestParseErrorsNameRuleAndField(t *testing.T) {
 	}{
 		{"unknown top-level field", "rules: []\nrulez: []\n", []string{`unknown field "rulez"`}},
 		{"unknown rule field", "rules:\n" + good + "- seriesQuery: up\n  metricQuery: x\n", []string{"rules[1]", "metricQuery"}},
+		{"rule field in another case", "rules:\n- seriesQuerY: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: x\n",
+			[]string{"rules[0]", `unknown field "seriesQuerY"`}},
+		{"resource template without the resource", "rules:\n- seriesQuery: up\n  resources: {template: pod}\n  metricsQuery: x\n",
+			[]string{"rules[0].resources.template", "must use <<.Resource>>"}},
 		{"unknown helm rule field", "prometheus: {url: http://p}\nrules:\n  custom:\n  - seriesQuery: up\n    nmae: {}\n", []string{"rules.custom[0]", "nmae"}},
 		{"unknown helm rules key", "rules:\n  customs: []\n", []string{"rules", `"customs"`}},
 		{"unknown prometheus key", "prometheus: {url: http://p, host: x}\n", []string{"prometheus", "host"}},

@@ -119,8 +119,13 @@ func validateResources(m ResourceMapping, external bool) error {
 		return errors.New("namespaced: only external rules take this field")
 	}
 	if m.Template != "" {
-		if err := checkTemplate(m.Template, ResourceArgs{Group: "apps", Resource: "deployment"}); err != nil {
+		const placeholder = "RESOURCExPLACEHOLDER"
+		out, err := renderTemplate(m.Template, ResourceArgs{Group: "apps", Resource: placeholder})
+		if err != nil {
 			return fmt.Errorf("template: %q: %w", m.Template, err)
+		}
+		if !strings.Contains(out, placeholder) {
+			return fmt.Errorf("template: %q must use <<.Resource>>, the resource a label names", m.Template)
 		}
 	}
 	for _, label := range sortedKeys(m.Overrides) {
