@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -41,6 +42,13 @@ type Request struct {
 // values joined by "|"; "" for exists and does-not-exist), then the
 // namespace and the object label, which win over a selector naming them.
 func Args(r Request) (config.QueryArgs, error) {
+	// PromQL strings and regular expressions are UTF-8; Kubernetes names
+	// always are, so a name that is not was not read from the API server.
+	for _, n := range append([]string{r.Namespace}, r.Names...) {
+		if !utf8.ValidString(n) {
+			return config.QueryArgs{}, fmt.Errorf("object or namespace name %q is not valid UTF-8", n)
+		}
+	}
 	var matchers []string
 	values := selectorValues(r.Selector)
 	if r.ObjectLabel != "" {
