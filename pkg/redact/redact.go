@@ -13,30 +13,35 @@ const Mask = "xxxxx"
 
 // URL hides the user information of a URL ("https://user:pass@host/p"
 // becomes "https://xxxxx@host/p"), the user name too: tokens are often
-// passed as one. A string that does not parse as a URL is scanned for a
-// "scheme://userinfo@" prefix all the same, so a malformed URL in an error
-// message does not leak either.
+// passed as one. A string that does not parse as a URL with a user (a
+// malformed URL in an error message: "//user:pass@host", "http:/u:p@h")
+// has whatever precedes each "@", back to the "/" before it, masked all
+// the same: masking too much of a path is better than printing a password.
 func URL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		if u.User == nil {
-			return raw
-		}
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		u.User = url.User(Mask)
 		return u.String()
 	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
+	var b strings.Builder
+	prev := 0
+	for {
+		at := strings.IndexByte(raw[prev:], '@')
+		if at < 0 {
+			b.WriteString(raw[prev:])
+			return b.String()
+		}
+		at += prev
+		start := prev + strings.LastIndexByte(raw[prev:at], '/') + 1
+		b.WriteString(raw[prev:start])
+		if at > start {
+			b.WriteString(Mask)
+		}
+		b.WriteByte('@')
+		prev = at + 1
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 {
-		return raw
-	}
-	return scheme + "://" + Mask + rest[at:]
 }
 
 // Error hides the user information of the URL in every *url.Error err

@@ -19,7 +19,9 @@ func TestURL(t *testing.T) {
 		"ftp://u:p@h":                               "ftp://xxxxx@h",
 		"http://u:p@[::1":                           "http://xxxxx@[::1",
 		"http://u:p@host@other/path@x":              "http://xxxxx@other/path@x",
-		"not a url with user:pass@host in the text": "not a url with user:pass@host in the text",
+		"not a url with user:pass@host in the text": "xxxxx@host in the text",
+		"//user:pass@host/p":                        "//xxxxx@host/p",
+		"http:/user:pass@host":                      "http:/xxxxx@host",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
