@@ -129,14 +129,8 @@ func (e *Engine) newPod(w *workloadState, submit, duration time.Duration) (*simP
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: ownerAPI(kind), Kind: kind, Name: owner,
 				UID: types.UID(w.key), Controller: &yes}},
 		},
-		Spec: v1.PodSpec{
-			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: t.Requests.DeepCopy()}}},
-			NodeSelector: t.NodeSelector, Tolerations: t.Tolerations, Priority: t.Priority,
-		},
+		Spec:   t.Spec(),
 		Status: v1.PodStatus{Phase: v1.PodPending},
-	}
-	if t.NodeAffinity != nil {
-		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t.NodeAffinity}}
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {

@@ -148,6 +148,9 @@ func (s *Scenario) Validate() error {
 		}
 		errs = append(errs, s.Workloads[i].validate(fmt.Sprintf("workloads[%d]", i), seen)...)
 	}
+	if len(errs) == 0 {
+		errs = s.checkObjects()
+	}
 	return errors.Join(errs...)
 }
 

@@ -55,6 +55,10 @@ func TestParseNamesTheField(t *testing.T) {
 			`workloads[0].pod.requests.example.com/fpga: must be a whole number`},
 		{"half a GPU per node", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "0.5"}`,
 			`nodeGroups[0].capacity.nvidia.com/gpu: must be a whole number (nvidia.com/gpu is counted in units), got "500m"`},
+		// What the cluster model refuses is refused at parse, not once the run starts.
+		{"toleration with neither key nor operator", `requests: {cpu: "1"}`, `requests: {cpu: "1"}, tolerations: [{}]`,
+			`workloads[0].pod: pod default/w: spec.tolerations[0].operator: an empty key needs operator Exists`},
+		{"taint without an effect", "memory: 16Gi}", "memory: 16Gi}\n  taints: [{key: gpu}]", "nodeGroups[0]:"},
 		{"negative capacity", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "-1"}`, `nodeGroups[0].capacity.nvidia.com/gpu: must not be negative, got "-1"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
