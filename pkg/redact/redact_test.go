@@ -40,16 +40,20 @@ func TestError(t *testing.T) {
 }
 
 // FuzzURL checks that no user information survives redaction, whatever
-// the input: the text between "://" and the last "@" of the authority
-// never appears in the result.
+// the input: what the result would give as user information is masks only.
 func FuzzURL(f *testing.F) {
 	for _, s := range []string{"http://user:pass@host:1/p", "https://t@h", "http://h", "x://a:b@c@d/e", "http://[::1]:80", "://@"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		got := URL(raw)
-		if u, err := url.Parse(got); err == nil && u.User != nil && u.User.String() != Mask {
-			t.Fatalf("URL(%q) = %q keeps user information %q", raw, got, u.User.String())
+		// What is left as user information may only be masks (and the "@"
+		// between masked segments, "//xxxxx@@h").
+		if u, err := url.Parse(got); err == nil && u.User != nil {
+			rest := strings.NewReplacer(Mask, "", "%40", "", "@", "").Replace(u.User.String())
+			if rest != "" {
+				t.Fatalf("URL(%q) = %q keeps user information %q", raw, got, u.User.String())
+			}
 		}
 	})
 }
