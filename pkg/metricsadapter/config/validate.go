@@ -136,11 +136,6 @@ func validateResources(m ResourceMapping, external bool) error {
 	return nil
 }
 
-func checkTemplate(text string, args any) error {
-	_, err := renderTemplate(text, args)
-	return err
-}
-
 func renderTemplate(text string, args any) (string, error) {
 	t, err := NewTemplate("check", text)
 	if err != nil {
