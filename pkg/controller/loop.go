@@ -33,7 +33,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("updateClusterState").Observe(c.clock.Since(start).Seconds())
 	planStart := c.clock.Now()
 	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
-		Outcomes: c.outcomes.Take()}
+		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
 	plan, err := c.auto.Step(in)
 	if err != nil {
 		c.metrics.errors.WithLabelValues("internalError").Inc()

@@ -76,6 +76,9 @@ func (m *mirror) sync(l *listers, cp cloudprovider.CloudProvider) (*view, error)
 		return nil, err
 	}
 	slices.SortFunc(v.daemonSets, func(a, b *appsv1.DaemonSet) int { return cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	if v.replicas, err = replicaCounts(l); err != nil {
+		return nil, err
+	}
 	if v.pdbs, err = l.pdbs.List(labels.Everything()); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ type Estimate struct {
 	// devices, DeviceUnitsTaken what the placed pods' claims hold of the
 	// new nodes' devices, in whole-device equivalents (dra.Usage).
 	DeviceUnitsOffered, DeviceUnitsTaken float64
+	// OnExisting counts the placed pods that went to existing nodes (see
+	// Pack); they are in Placed and PodCount, not in Requested.
+	OnExisting int
 }
 
 // Pack estimates how many nodes of template t the classes need. Each class
@@ -44,6 +47,14 @@ type Estimate struct {
 // each pod on the first new node it fits, a new node opened when none does.
 // The template's group must be in s. s is forked and reverted: it is
 // unchanged afterwards (its generation moves on).
+//
+// A pod spread over hostnames (a DoNotSchedule topology spread constraint
+// on kubernetes.io/hostname) that fits no new node is tried on the existing
+// nodes before a node is opened for it, as the upstream estimator does:
+// every existing node is a domain, and while it holds no matching pod the
+// skew lets each new node take one pod only. Placing pods there too, as
+// kube-scheduler will once the new nodes raise the minimum, keeps the
+// estimate from opening a node per pod.
 func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts Options) (Estimate, error) {
 	est := Estimate{Placed: make([]int, len(classes)), Reasons: make([]predicates.Result, len(classes))}
 	s.Fork()
@@ -55,6 +66,14 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		return est, err
 	}
 	var nodes []*snapshot.NodeInfo
+	// existing are the snapshot's own nodes, for pods spread over hostnames.
+	var existing []*snapshot.NodeInfo
+	for _, c := range classes {
+		if spreadsOverHostnames(c[0].Pod) {
+			existing = append(existing, s.Nodes()...)
+			break
+		}
+	}
 	// Nodes before firstOpen cannot take even the smallest pod of any class;
 	// skipping them keeps packing linear when every class differs.
 	smallest, firstOpen := smallestRequests(classes), 0
@@ -64,6 +83,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		}
 		pc, cursor := checks[ci], 0
 		monotonic := IsMonotonic(classes[ci][0])
+		hostnameSpread := spreadsOverHostnames(classes[ci][0].Pod)
 		for _, pi := range classes[ci] {
 			placed := false
 			for firstOpen < len(nodes) && full(nodes[firstOpen], &smallest) {
@@ -80,6 +100,17 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 					}
 					placed, cursor = true, i
 					break
+				}
+			}
+			if !placed && hostnameSpread {
+				if ni := firstFit(pc, existing); ni != nil {
+					if err := s.AddPodInfo(pi, ni.Name()); err != nil {
+						return est, err
+					}
+					est.Placed[ci]++
+					est.PodCount++
+					est.OnExisting++
+					continue
 				}
 			}
 			if !placed {
@@ -115,6 +146,27 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		}
 	}
 	return est, nil
+}
+
+// spreadsOverHostnames: the pod has a DoNotSchedule topology spread
+// constraint on kubernetes.io/hostname.
+func spreadsOverHostnames(pod *v1.Pod) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.TopologyKey == v1.LabelHostname && c.WhenUnsatisfiable == v1.DoNotSchedule {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFit is the first of nodes the pod fits, or nil.
+func firstFit(pc *predicates.PodCheck, nodes []*snapshot.NodeInfo) *snapshot.NodeInfo {
+	for _, ni := range nodes {
+		if pc.Check(ni).Fits() {
+			return ni
+		}
+	}
+	return nil
 }
 
 // smallestRequests is the least cpu and memory any class asks for.

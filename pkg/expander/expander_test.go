@@ -96,6 +96,15 @@ func TestPriorityConfigErrorsNameLineAndValue(t *testing.T) {
 		{"ten:\n  - .*\n", "line 1: priority \"ten\" is not an integer"},
 		{"10: .*\n", "line 1: priority 10: want a list"},
 		{"10: [\n", "cluster-autoscaler-priority-expander"},
+		// A nested list or a map item used to become an empty expression,
+		// which matches every group.
+		{"10:\n  - .*ok.*\n  - [a, b]\n", "line 3: priority 10: want a regular expression (a non-empty string), got a list"},
+		{"10:\n  - name: .*gpu.*\n", "line 2: priority 10: want a regular expression (a non-empty string), got a map"},
+		{"10:\n  -\n  - .*ok.*\n", "line 2: priority 10: want a regular expression (a non-empty string), got nothing"},
+		{"10:\n  - \"\"\n", "line 2: priority 10: want a regular expression"},
+		{"10:\n  - .*a.*\n20:\n  - .*b.*\n10:\n  - .*c.*\n", "line 5: priority 10 is given twice (first on line 1)"},
+		{"10:\n  - .*a.*\n010:\n  - .*b.*\n", "line 3: priority 10 is given twice (first on line 1)"},
+		{"[1, 2]:\n  - .*a.*\n", "line 1: a priority must be an integer, got a list"},
 	}
 	for _, tc := range cases {
 		_, err := expander.ParsePriorities(tc.text)
