@@ -102,10 +102,7 @@ type objectValue struct {
 // number, fail the request with the rule named.
 func (p *Provider) queryObjects(ctx context.Context, e customEntry, info cmprovider.CustomMetricInfo, namespace string,
 	names []string, metricSelector labels.Selector) (map[string]objectValue, error) {
-	req := query.Request{Series: e.series, ObjectLabel: e.objectLabel, Names: names, Selector: metricSelector}
-	if info.Namespaced && e.namespaceLabel != "" {
-		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
-	}
+	req := customRequest(e, info, namespace, names, metricSelector)
 	vec, q, err := p.runRule(ctx, e.rule, req, "metric "+info.Metric)
 	if err != nil {
 		return nil, err
