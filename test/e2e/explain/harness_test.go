@@ -25,8 +25,9 @@ import (
 // ns holds the autoscaler's status ConfigMap.
 const ns = "kube-system"
 
-// kwokGroups: a GPU group that starts empty and a CPU group whose nodes the
-// test registers itself.
+// kwokGroups: two GPU groups that start empty (least-waste prefers the
+// small one for a one-GPU pod) and a CPU group whose nodes the test
+// registers itself.
 const kwokGroups = `
 provisioningDelay: 1s
 nodeGroups:
@@ -39,6 +40,15 @@ nodeGroups:
     labels: {k8s.amazonaws.com/accelerator: nvidia-a10g}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
     capacity: {cpu: "4", memory: 16Gi, pods: "110", nvidia.com/gpu: "1"}
+- name: gpu-big
+  minSize: 0
+  maxSize: 1
+  instanceType: p4d.24xlarge
+  zone: us-east-1a
+  template:
+    labels: {k8s.amazonaws.com/accelerator: nvidia-a100}
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+    capacity: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "8"}
 - name: cpu
   minSize: 0
   maxSize: 4
@@ -49,8 +59,9 @@ nodeGroups:
 `
 
 // startAutoscaler runs the live controller in the test process until the
-// test ends. Nodes stay unneeded for an hour before removal, so the nodes
-// the test asks about stay put.
+// test ends, with the least-waste expander. Unneeded nodes go after 2 s,
+// and 3 s after a scale-up at the earliest: the nodes the test asks to be
+// kept are kept by their pods.
 func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	cfg, err := kwok.ParseConfig([]byte(kwokGroups))
@@ -61,8 +72,9 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 	o.ScanInterval = time.Second
 	o.Address = ""
 	o.LeaderElection.Enabled = false
-	o.Autoscaler.ScaleDown.UnneededTime = time.Hour
-	o.Autoscaler.ScaleDown.DelayAfterAdd = 0
+	o.Autoscaler.ScaleDown.UnneededTime = 2 * time.Second
+	o.Autoscaler.ScaleDown.DelayAfterAdd = 3 * time.Second
+	o.Autoscaler.ScaleUp.Expander = "least-waste"
 	var sink io.Writer = io.Discard
 	if os.Getenv("E2E_LOG") == "1" {
 		sink = os.Stderr
