@@ -17,11 +17,7 @@ import (
 // Status rendered by status.Render.
 func rendered(t *testing.T, st status.Status) *v1.ConfigMap {
 	t.Helper()
-	d := status.Render(st, nil, status.DefaultRenderOptions())
-	text, err := d.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, text := status.Render(st, nil, status.DefaultRenderOptions())
 	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-status", Namespace: "kube-system"},
 		Data: map[string]string{status.Key: text}}
 }

@@ -37,6 +37,9 @@ type HPAAnswer struct {
 	Metrics    []HPAMetric                                      `json:"metrics"`
 	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty"`
 	Events     []EventRecord                                    `json:"events,omitempty"`
+	// Unserved are, per Pods metric, the pods its list left out that the
+	// metrics API, asked for each alone, says why it has no sample for.
+	Unserved []UnservedPods `json:"unserved,omitempty"`
 	// Model is the replay; ModelError why there is none.
 	Model      *HPAModel `json:"model,omitempty"`
 	ModelError string    `json:"modelError,omitempty"`
@@ -148,6 +151,14 @@ func (e *Explainer) hpaText(r *Report, a *HPAAnswer) {
 	for _, ev := range a.Events {
 		r.add("event %s (%s): %s", ev.Reason, e.ago(ev.Time), ev.Message)
 	}
+	for _, u := range a.Unserved {
+		for _, p := range u.Pods {
+			r.add("metric pods %s: pod %s has no sample: %s", u.Metric, p.Pod, p.Error)
+		}
+		if u.NotAsked > 0 {
+			r.add("metric pods %s: %d more pod(s) without a sample not asked about", u.Metric, u.NotAsked)
+		}
+	}
 	if a.Model == nil {
 		r.add("model: %s", a.ModelError)
 		return
@@ -176,6 +187,7 @@ func (e *Explainer) replay(ctx context.Context, h *autoscalingv2.HorizontalPodAu
 		a.ModelError = fmt.Sprintf("cannot read the target: %v", err)
 		return
 	}
+	e.unservedPods(ctx, h.Namespace, model.Spec(), in, a)
 	d, err := model.Step(in)
 	if err != nil {
 		a.ModelError = err.Error()
