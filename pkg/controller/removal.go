@@ -181,6 +181,9 @@ func removalMessage(r scaledown.Removal) string {
 		why = r.Consolidation
 	}
 	if r.Empty {
+		if r.Consolidation == "" {
+			return "removing empty node"
+		}
 		return "removing empty node (" + why + ")"
 	}
 	names := make([]string, 0, len(r.Evict))

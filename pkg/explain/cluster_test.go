@@ -105,9 +105,9 @@ func TestNodeGroup(t *testing.T) {
 		// Folded by the recorder: no annotations left.
 		event("ConfigMap", "kube-system", "cluster-autoscaler-status", status.EventScaledUpGroup, "(combined from similar events): Scale-up: setting group cpu size to 2 instead of 1",
 			now.Add(-20*time.Minute), nil),
-		event("Node", "", "cpu-0", status.EventScaleDown, "removing empty node (empty)", now.Add(-30*time.Minute),
+		event("Node", "", "cpu-0", status.EventScaleDown, "removing empty node", now.Add(-30*time.Minute),
 			map[string]string{status.AnnotationNodeGroup: "cpu", status.AnnotationRemovalReason: status.RemovalEmpty}),
-		event("Node", "", "gpu-0", status.EventScaleDown, "removing empty node (empty)", now.Add(-31*time.Minute),
+		event("Node", "", "gpu-0", status.EventScaleDown, "removing empty node", now.Add(-31*time.Minute),
 			map[string]string{status.AnnotationNodeGroup: "gpu", status.AnnotationRemovalReason: status.RemovalEmpty}),
 	}
 	e := explainer(t, nil, objs...)

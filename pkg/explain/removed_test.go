@@ -25,7 +25,7 @@ func removalEvents(node, group, reason, cmReason, started string, at time.Time) 
 func TestNodeThatIsGone(t *testing.T) {
 	objs := append(removalEvents("cpu-7", "cpu", status.RemovalUnderutilized, status.EventScaleDown,
 		"removing node (underutilized), evicting 2 pod(s): default/a, default/b", now.Add(-3*time.Minute)),
-		removalEvents("gpu-2", "gpu", status.RemovalEmpty, status.EventScaleDownEmpty, "removing empty node (empty)", now.Add(-10*time.Minute))...)
+		removalEvents("gpu-2", "gpu", status.RemovalEmpty, status.EventScaleDownEmpty, "removing empty node", now.Add(-10*time.Minute))...)
 	objs = append(objs, removalEvents("gpu-3", "gpu", status.RemovalConsolidation, status.EventScaleDown,
 		"removing node (delete: its pods fit on gpu-4; saves $1.20/h), evicting 1 pod(s): ml/t-0", now.Add(-time.Minute))...)
 	// A drain that began and whose end no event records (a folded event).
