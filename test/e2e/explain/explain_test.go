@@ -27,7 +27,8 @@ import (
 // One cluster, every kind of answer: a pod that triggered a scale-up and
 // why its group won, a pod too big for every group, nodes kept by a
 // PodDisruptionBudget and by a pod without a controller, a node the
-// autoscaler removed, the cluster and a node group, an HPA whose metrics
+// autoscaler removed, the cluster and a node group, the upstream
+// cluster_autoscaler_* series as a real Prometheus scrapes them, an HPA whose metrics
 // cannot be read, the model's arithmetic on the HPA's real pods, and the
 // errors for what is missing or wrongly asked.
 func TestExplain(t *testing.T) {
@@ -48,7 +49,7 @@ func TestExplain(t *testing.T) {
 		p, err := c.Client.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guarded", metav1.GetOptions{})
 		return err == nil && p.Status.ExpectedPods == 1 && p.Status.DisruptionsAllowed == 0
 	})
-	startAutoscaler(t, c)
+	prom := scrapeAutoscaler(t, startAutoscaler(t, c))
 	gpuDeployment(t, c.Client, "gpu-web", 1)
 	barePod(t, c.Client, "too-big", "", "64")
 
@@ -116,6 +117,11 @@ func TestExplain(t *testing.T) {
 		mustContain(t, out, "nodegroup cpu: target ", "(min 0, max 4)", "nodes: ", "scale-up: NoActivity")
 		out = explainUntil(t, c, []string{"scaled up "}, "nodegroup", "gpu")
 		mustContain(t, out, "nodegroup gpu: target 1 (min 0, max 2)", "Scale-up: setting group gpu size to 1 instead of 0")
+	})
+	t.Run("metrics scraped by Prometheus", func(t *testing.T) {
+		// After the scale-up and the removal above, dashboards and alerts
+		// written for upstream find their series.
+		checkUpstreamMetrics(t, prom)
 	})
 	t.Run("cluster", func(t *testing.T) {
 		out := explainUntil(t, c, []string{"cluster: healthy, autoscaling"}, "cluster")

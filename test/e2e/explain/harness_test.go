@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -59,10 +60,11 @@ nodeGroups:
 `
 
 // startAutoscaler runs the live controller in the test process until the
-// test ends, with the least-waste expander. Unneeded nodes go after 2 s,
-// and 3 s after a scale-up at the earliest: the nodes the test asks to be
-// kept are kept by their pods.
-func startAutoscaler(t *testing.T, c *cluster.Cluster) {
+// test ends, with the least-waste expander, and returns the loopback
+// address of its /metrics. Unneeded nodes go after 2 s, and 3 s after a
+// scale-up at the earliest: the nodes the test asks to be kept are kept by
+// their pods.
+func startAutoscaler(t *testing.T, c *cluster.Cluster) string {
 	t.Helper()
 	cfg, err := kwok.ParseConfig([]byte(kwokGroups))
 	if err != nil {
@@ -70,7 +72,7 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 	}
 	o := controller.DefaultOptions()
 	o.ScanInterval = time.Second
-	o.Address = ""
+	o.Address = freeAddress(t)
 	o.LeaderElection.Enabled = false
 	o.Autoscaler.ScaleDown.UnneededTime = 2 * time.Second
 	o.Autoscaler.ScaleDown.DelayAfterAdd = 3 * time.Second
@@ -81,6 +83,21 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 	}
 	o.Logger = slog.New(slog.NewTextHandler(sink, nil))
 	c.StartAutoscaler(t, cfg, o)
+	return o.Address
+}
+
+// freeAddress is a loopback address with a port free a moment ago.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // cpuNode registers a node of the kwok "cpu" group.
