@@ -115,4 +115,5 @@ func (f *Flags) define() {
 	fs.DurationVar(&down.MaxCloudProviderNodeDeletionTime, "max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime, "A node tainted for deletion longer ago than this is judged again.")
 	fs.IntVar(&down.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount, "Most nodes soft-tainted (PreferNoSchedule) or untainted per loop; 0 turns soft tainting off.")
 	f.defineConsolidation()
+	f.defineProvisioning()
 }

@@ -138,5 +138,5 @@ func NoRetry(r *ProvisioningRequest) bool {
 // exist, by name: what the core needs to know of it.
 type Request struct {
 	*ProvisioningRequest
-	Templates map[string]*v1.PodTemplate
+	Templates map[string]*v1.PodTemplate `json:"templates,omitempty"`
 }
