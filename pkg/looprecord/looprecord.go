@@ -103,7 +103,7 @@ func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
 		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
 			ProvisioningRequests: in.ProvisioningRequests},
-		Plan:  Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
+		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
 		t, err := tag(o)

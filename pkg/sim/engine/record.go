@@ -56,7 +56,7 @@ type Result struct {
 	// Loops is how many times the autoscaler's loop ran.
 	Loops int
 	// Gangs account for the jobs of several pods that start together.
-	Gangs GangResult
+	Gangs  GangResult
 	Series Series
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
@@ -126,17 +126,17 @@ type recorder struct {
 	// booking ran out or a request failed.
 	gangWaits                  []time.Duration
 	gangRequests, gangRequeues int
-	submitted    int
-	finished     int
-	scaleUps     int
-	scaleDowns   int
-	evictions    int
-	loops        int
-	series       Series
-	demandList   []bound.Change
-	podDemand    []bound.PodChange
-	unserved     unservedRecorder
-	limits       limitWatch
+	submitted                  int
+	finished                   int
+	scaleUps                   int
+	scaleDowns                 int
+	evictions                  int
+	loops                      int
+	series                     Series
+	demandList                 []bound.Change
+	podDemand                  []bound.PodChange
+	unserved                   unservedRecorder
+	limits                     limitWatch
 }
 
 func (r *recorder) init(e *Engine) {
