@@ -13,6 +13,8 @@
 package provisioningrequest
 
 import (
+	_ "embed"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -141,3 +143,9 @@ func copyMap(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// CRD is the CustomResourceDefinition of ProvisioningRequests (YAML), the
+// same file the chart installs from its crds/ folder.
+//
+//go:embed crd.yaml
+var CRD []byte
