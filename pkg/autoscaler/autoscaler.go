@@ -23,6 +23,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
@@ -155,6 +156,9 @@ type Input struct {
 	// ProvisioningRequests are the cluster's requests with the PodTemplates
 	// they name; read only when Options.ProvisioningRequests.Enabled.
 	ProvisioningRequests []provisioningrequest.Request
+	// Replicas are the replica counts of the ReplicaSets and
+	// ReplicationControllers (--min-replica-count); nil when unknown.
+	Replicas drain.Replicas
 }
 
 // Plan is one loop's decisions.
@@ -298,7 +302,8 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 		}
 	}
 	return l.down.Plan(scaledown.Input{
-		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Deleting: l.deletingForScaleDown(), Reserved: l.reservedNew(),
+		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
+		Reserved:    l.reservedNew(),
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil

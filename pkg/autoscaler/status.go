@@ -185,7 +185,7 @@ func (l *loop) classifyNodes(s *snapshot.Snapshot) {
 	l.nodes = slices.Clone(s.Nodes())
 	l.readiness = make([]clusterstate.NodeState, len(l.nodes))
 	for i, ni := range l.nodes {
-		l.readiness[i] = l.state.Classify(ni, s.NodeGroup(ni.Group), l.in.Now)
+		l.readiness[i] = l.state.Classify(s, ni, s.NodeGroup(ni.Group), l.in.Now)
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -24,7 +27,10 @@ type listers struct {
 	classes    storagelisters.StorageClassLister
 	pdbs       policylisters.PodDisruptionBudgetLister
 	daemonSets appslisters.DaemonSetLister
-	informers  []namedInformer
+	// replicaSets and rcs give --min-replica-count its replica counts.
+	replicaSets appslisters.ReplicaSetLister
+	rcs         corelisters.ReplicationControllerLister
+	informers   []namedInformer
 }
 
 // namedInformer is an informer and the resource it watches, for reports.
@@ -33,20 +39,23 @@ type namedInformer struct {
 	informer cache.SharedIndexInformer
 }
 
-// newListers registers the informers the loop needs. ReplicaSets,
+// newListers registers the informers the loop needs. ReplicaSets and
+// ReplicationControllers give --min-replica-count its replica counts;
 // StatefulSets and Jobs are watched too so that drain rules can later check
 // that a pod's controller exists.
 func newListers(f informers.SharedInformerFactory) *listers {
 	core, apps := f.Core().V1(), f.Apps().V1()
 	l := &listers{
-		nodes:      core.Nodes().Lister(),
-		pods:       core.Pods().Lister(),
-		namespaces: core.Namespaces().Lister(),
-		pvs:        core.PersistentVolumes().Lister(),
-		pvcs:       core.PersistentVolumeClaims().Lister(),
-		classes:    f.Storage().V1().StorageClasses().Lister(),
-		pdbs:       f.Policy().V1().PodDisruptionBudgets().Lister(),
-		daemonSets: apps.DaemonSets().Lister(),
+		nodes:       core.Nodes().Lister(),
+		pods:        core.Pods().Lister(),
+		namespaces:  core.Namespaces().Lister(),
+		pvs:         core.PersistentVolumes().Lister(),
+		pvcs:        core.PersistentVolumeClaims().Lister(),
+		classes:     f.Storage().V1().StorageClasses().Lister(),
+		pdbs:        f.Policy().V1().PodDisruptionBudgets().Lister(),
+		daemonSets:  apps.DaemonSets().Lister(),
+		replicaSets: apps.ReplicaSets().Lister(),
+		rcs:         core.ReplicationControllers().Lister(),
 	}
 	l.informers = []namedInformer{
 		{"nodes", core.Nodes().Informer()}, {"pods", core.Pods().Informer()}, {"namespaces", core.Namespaces().Informer()},
@@ -55,6 +64,7 @@ func newListers(f informers.SharedInformerFactory) *listers {
 		{"storageclasses", f.Storage().V1().StorageClasses().Informer()},
 		{"poddisruptionbudgets", f.Policy().V1().PodDisruptionBudgets().Informer()},
 		{"daemonsets", apps.DaemonSets().Informer()}, {"replicasets", apps.ReplicaSets().Informer()},
+		{"replicationcontrollers", core.ReplicationControllers().Informer()},
 		{"statefulsets", apps.StatefulSets().Informer()}, {"jobs", f.Batch().V1().Jobs().Informer()},
 	}
 	return l
@@ -66,6 +76,7 @@ type view struct {
 	pending    []*v1.Pod
 	daemonSets []*appsv1.DaemonSet
 	pdbs       []*policyv1.PodDisruptionBudget
+	replicas   drain.Replicas
 	// unmanaged counts nodes that belong to no group.
 	unmanaged int
 }
@@ -78,4 +89,25 @@ func unschedulable(p *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// replicaCounts reads spec.replicas of every ReplicaSet and
+// ReplicationController (1 when unset, the API default).
+func replicaCounts(l *listers) (drain.Replicas, error) {
+	out := drain.Replicas{}
+	rss, err := l.replicaSets.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range rss {
+		out[drain.ControllerKey{Namespace: rs.Namespace, Kind: "ReplicaSet", Name: rs.Name}] = ptr.Deref(rs.Spec.Replicas, 1)
+	}
+	rcs, err := l.rcs.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, rc := range rcs {
+		out[drain.ControllerKey{Namespace: rc.Namespace, Kind: "ReplicationController", Name: rc.Name}] = ptr.Deref(rc.Spec.Replicas, 1)
+	}
+	return out, nil
 }

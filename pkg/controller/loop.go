@@ -33,7 +33,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("updateClusterState").Observe(c.clock.Since(start).Seconds())
 	planStart := c.clock.Now()
 	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
-		Outcomes: c.outcomes.Take()}
+		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
 	if c.requests != nil {
 		var errs []error
 		in.ProvisioningRequests, errs = c.requests.list()
@@ -62,8 +62,8 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("actuate").Observe(c.clock.Since(actStart).Seconds())
 	c.report(v, plan)
 	if c.opts.WriteStatusConfigMap {
-		doc := status.Render(plan.Status, c.lastStatus, c.opts.Status)
-		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc); err != nil {
+		doc, text := status.Render(plan.Status, c.lastStatus, c.opts.Status)
+		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, text); err != nil {
 			c.metrics.errors.WithLabelValues("apiCallError").Inc()
 			return fmt.Errorf("status ConfigMap %s/%s: %w", c.opts.Namespace, c.opts.StatusConfigMapName, err)
 		}

@@ -3,7 +3,9 @@ package controller
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -22,7 +24,16 @@ import (
 type mirror struct {
 	snap  *snapshot.Snapshot
 	nodes map[string]mirroredNode
-	pods  map[string]*v1.Pod // NAMESPACE/NAME -> the object in the snapshot
+	pods  map[podKey]*mirroredPod
+	loop  uint64 // counts syncs; a pod not seen in the latest is gone
+}
+
+type podKey struct{ namespace, name string }
+
+// mirroredPod is the object in the snapshot and the sync that last saw it.
+type mirroredPod struct {
+	obj  *v1.Pod
+	loop uint64
 }
 
 type mirroredNode struct {
@@ -31,7 +42,7 @@ type mirroredNode struct {
 }
 
 func newMirror() *mirror {
-	return &mirror{snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[string]*v1.Pod{}}
+	return &mirror{snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[podKey]*mirroredPod{}}
 }
 
 // sync brings the snapshot to the caches and the provider's groups and
@@ -65,6 +76,9 @@ func (m *mirror) sync(l *listers, cp cloudprovider.CloudProvider) (*view, error)
 		return nil, err
 	}
 	slices.SortFunc(v.daemonSets, func(a, b *appsv1.DaemonSet) int { return cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	if v.replicas, err = replicaCounts(l); err != nil {
+		return nil, err
+	}
 	if v.pdbs, err = l.pdbs.List(labels.Everything()); err != nil {
 		return nil, err
 	}
@@ -111,7 +125,7 @@ func (m *mirror) syncNodes(l *listers, cp cloudprovider.CloudProvider, groups ma
 		}
 		if ni := m.snap.Node(name); ni != nil {
 			for _, pi := range ni.Pods {
-				delete(m.pods, pi.Pod.Namespace+"/"+pi.Pod.Name)
+				delete(m.pods, podKey{pi.Pod.Namespace, pi.Pod.Name})
 			}
 			if err := m.snap.RemoveNode(name); err != nil {
 				return err
@@ -127,11 +141,9 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 	if err != nil {
 		return err
 	}
-	seen := make(map[string]bool, len(m.pods))
-	replaced := map[string]bool{}
+	m.loop++
 	var added []*v1.Pod
 	for _, p := range pods {
-		key := p.Namespace + "/" + p.Name
 		bound := p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed &&
 			m.snap.Node(p.Spec.NodeName) != nil
 		if !bound {
@@ -140,34 +152,69 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 			}
 			continue
 		}
-		seen[key] = true
-		old, had := m.pods[key]
-		if had && old == p {
-			continue
+		k := podKey{p.Namespace, p.Name}
+		if mp, had := m.pods[k]; had {
+			if mp.obj == p {
+				mp.loop = m.loop
+				continue
+			}
+			_ = m.snap.RemovePod(p.Namespace, p.Name)
+			delete(m.pods, k)
 		}
-		replaced[key] = had
 		added = append(added, p)
 	}
-	for key, old := range m.pods {
-		if !seen[key] || replaced[key] {
-			_ = m.snap.RemovePod(old.Namespace, old.Name)
-			delete(m.pods, key)
+	for k, mp := range m.pods {
+		if mp.loop != m.loop {
+			_ = m.snap.RemovePod(k.namespace, k.name)
+			delete(m.pods, k)
 		}
 	}
-	byName := func(a, b *v1.Pod) int {
+	for _, pi := range podInfos(added) {
+		if pi == nil {
+			continue // an invalid pod is left out rather than stopping the loop
+		}
+		if err := m.snap.AddPodInfo(pi, pi.Pod.Spec.NodeName); err == nil {
+			m.pods[podKey{pi.Pod.Namespace, pi.Pod.Name}] = &mirroredPod{obj: pi.Pod, loop: m.loop}
+		}
+	}
+	slices.SortFunc(v.pending, func(a, b *v1.Pod) int {
 		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)
-	}
-	slices.SortFunc(added, byName)
-	for _, p := range added {
-		if err := m.snap.AddPod(p); err == nil { // an invalid pod is left out rather than stopping the loop
-			m.pods[p.Namespace+"/"+p.Name] = p
-		}
-	}
-	slices.SortFunc(v.pending, byName)
+	})
 	return nil
+}
+
+// podInfos computes the snapshot's view of each pod, on every core at
+// once (a new autoscaler meets every pod of the cluster in its first
+// loop), nil for an invalid pod. The result is in the order pods are
+// bound: by node, then namespace and name, so a node's pods keep one
+// order whatever order the informer listed them in.
+func podInfos(pods []*v1.Pod) []*snapshot.PodInfo {
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		if c := cmp.Compare(a.Spec.NodeName, b.Spec.NodeName); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	out := make([]*snapshot.PodInfo, len(pods))
+	workers := min(runtime.GOMAXPROCS(0), len(pods)/1000+1)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(pods); i += workers {
+				out[i], _ = snapshot.NewPodInfo(pods[i])
+			}
+		}(w)
+	}
+	wg.Wait()
+	return out
 }
 
 // syncObjects sets the namespaces, volumes, claims and storage classes and

@@ -63,4 +63,8 @@ const (
 	// ReasonDrainParallelismLimit: MaxDrainParallelism non-empty nodes are
 	// already being drained.
 	ReasonDrainParallelismLimit Reason = "MaxDrainParallelismReached"
+	// ReasonOnCompletionPod: a pod annotated safe-to-evict "on-completion"
+	// still runs on the node; it is removed once the pod has completed
+	// (upstream's BlockedByOnCompletionPod).
+	ReasonOnCompletionPod Reason = "BlockedByOnCompletionPod"
 )

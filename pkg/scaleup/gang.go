@@ -88,7 +88,7 @@ func (r *run) holdBooked() error {
 	if len(r.booked) == 0 {
 		return nil
 	}
-	classes, err := groupClasses(r.booked)
+	classes, err := groupClasses(r.snap, r.booked)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (r *run) gangs(checkOnly bool) error {
 // nodes of one group (or similar groups), all or none.
 func (r *run) gang(g Gang) (GangResult, error) {
 	res := GangResult{Key: g.Key}
-	classes, err := groupClasses(g.Pods)
+	classes, err := groupClasses(r.snap, g.Pods)
 	if err != nil {
 		return res, err
 	}

@@ -20,7 +20,7 @@ const UnsupportedFlagsDoc = "https://github.com/gpuscale/gpuscale/blob/main/docs
 // names; tests keep the two, and the flag set, in step.
 const unsupportedUpstreamFlags = `
 	add-dir-header allowed-scheduler-names alsologtostderr async-node-groups
-	aws-use-static-instance-list balancing-label blocking-system-pod-distruption-timeout
+	aws-use-static-instance-list balancing-label
 	bulk-mig-instances-listing-enabled bypassed-scheduler-names capacity-buffer-controller-enabled
 	capacity-buffer-pod-dry-run-enabled capacity-buffer-pod-injection-enabled capacity-quotas-enabled
 	check-capacity-batch-processing
@@ -38,7 +38,7 @@ const unsupportedUpstreamFlags = `
 	log-text-info-buffer-size log-text-split-stream logging-format max-allocatable-difference-ratio
 	max-binpacking-time max-bulk-soft-taint-time max-free-difference-ratio
 	max-node-skip-eval-time-tracker-enabled max-nodegroup-binpacking-duration memory-difference-ratio
-	min-replica-count node-delete-delay-after-taint node-deletion-batcher-interval
+	node-delete-delay-after-taint node-deletion-batcher-interval
 	node-deletion-candidate-ttl node-deletion-delay-timeout node-info-cache-expire-time
 	node-removal-latency-tracking-enabled one-output parallel-scale-up pod-injection-limit
 	predicate-parallelism profiling

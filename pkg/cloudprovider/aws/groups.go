@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -32,10 +33,11 @@ type group struct {
 	tags      map[string]string
 	launch    launchSource
 
-	instanceType string
-	template     *v1.Node
-	price        float64
-	spot         bool
+	instanceType   string
+	template       *v1.Node
+	templateSlices []*resourceapi.ResourceSlice
+	price          float64
+	spot           bool
 }
 
 // instance is one member of a group.

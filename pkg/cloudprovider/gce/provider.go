@@ -244,7 +244,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 		out = append(out, snapshot.NodeGroup{
 			ID: id, MinSize: g.min, MaxSize: g.max, TargetSize: g.target,
 			Template: g.node.DeepCopy(), InstanceType: g.shape.MachineType,
-			PricePerHour: g.shape.Price, Spot: g.shape.Spot,
+			PricePerHour: g.shape.Price, Spot: g.shape.Spot, TemplateSlices: g.shape.slices(g.node),
 		})
 	}
 	return out
