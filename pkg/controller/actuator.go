@@ -41,6 +41,9 @@ type liveActuator struct {
 	statusNamespace, statusName string
 	// drains tracks background removals, so shutdown can wait for them.
 	drains sync.WaitGroup
+	// requests writes ProvisioningRequest conditions; nil when they are
+	// not enabled.
+	requests *requestWatch
 }
 
 var _ actuation.Actuator = (*liveActuator)(nil)
