@@ -6,12 +6,15 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // Page and batch sizes the Auto Scaling API accepts.
@@ -36,6 +39,12 @@ type group struct {
 	template     *v1.Node
 	price        float64
 	spot         bool
+	// options are the group's autoscaling-options tags, parsed; nil when
+	// it has none (or a bad one, reported as a problem).
+	options *snapshot.GroupOptions
+	// launched are launch times of instances, as the group's scaling
+	// activities tell them (activities.go).
+	launched map[string]time.Time
 }
 
 // instance is one member of a group.
@@ -54,6 +63,7 @@ func (i instance) pending() bool {
 func (g *group) copy() group {
 	c := *g
 	c.instances = maps.Clone(g.instances)
+	c.launched = maps.Clone(g.launched)
 	return c
 }
 
@@ -123,6 +133,10 @@ func (p *Provider) reload(ctx context.Context) error {
 		if b, ok := bounds[name]; ok {
 			g.minSize, g.maxSize = b.MinSize, b.MaxSize
 		}
+		if err := p.readOptions(g); err != nil {
+			problems = append(problems, err)
+		}
+		g.keepLaunchTimes(p.cached(name))
 		groups[name] = g
 	}
 	problems = append(problems, p.addTemplates(ctx, groups)...)
