@@ -1,6 +1,7 @@
 package cloudprovider
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -117,4 +118,35 @@ func parseDuration(v string, dst **time.Duration) error {
 	}
 	*dst = &d
 	return nil
+}
+
+// OptionText is an option's value in a YAML or JSON configuration: a
+// string, a number or a boolean, kept as text for ParseGroupOptions.
+type OptionText string
+
+// UnmarshalJSON takes any scalar; objects and lists are refused.
+func (o *OptionText) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	switch {
+	case s == "" || s == "null" || s[0] == '{' || s[0] == '[':
+		return fmt.Errorf("want a string, number or boolean, got %s", s)
+	case s[0] == '"':
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*o = OptionText(v)
+	default:
+		*o = OptionText(s)
+	}
+	return nil
+}
+
+// ParseGroupOptionTexts is ParseGroupOptions over configuration values.
+func ParseGroupOptionTexts(values map[string]OptionText) (*snapshot.GroupOptions, []string, error) {
+	m := make(map[string]string, len(values))
+	for k, v := range values {
+		m[k] = string(v)
+	}
+	return ParseGroupOptions(m)
 }
