@@ -56,6 +56,9 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 			done[pn.Name] = true
 			continue
 		}
+		if p.faults.neverRegisters(pn.Group, pn.Name) {
+			continue // booted, and never joins: the entry stays as its instance
+		}
 		_, err := p.client.CoreV1().Nodes().Create(ctx, g.newNode(pn.Name, now, p.cfg.DevicePluginDelay), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			errs = append(errs, fmt.Errorf("kwok: creating node %s of group %s: %w", pn.Name, pn.Group, err))
