@@ -40,7 +40,7 @@ func launching() fakeASG {
 func launchActivities(group string) []fakeActivity {
 	return []fakeActivity{
 		{ActivityId: "act-3", AutoScalingGroupName: group, StartTime: "2026-01-02T02:58:00Z", StatusCode: "Failed",
-			Description: "Launching a new EC2 instance.  Status Reason: Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.large capacity in the Availability Zone you requested (us-east-1a).",
+			Description:   "Launching a new EC2 instance.  Status Reason: Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.large capacity in the Availability Zone you requested (us-east-1a).",
 			StatusMessage: "Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient m5.large capacity in the Availability Zone you requested (us-east-1a). Launching EC2 instance failed."},
 		{ActivityId: "act-2", AutoScalingGroupName: group, StartTime: "2026-01-02T02:57:00Z", StatusCode: "InProgress",
 			Description: "Launching a new EC2 instance: i-0000000000000000c"},
