@@ -63,4 +63,8 @@ const (
 	// ReasonDrainParallelismLimit: MaxDrainParallelism non-empty nodes are
 	// already being drained.
 	ReasonDrainParallelismLimit Reason = "MaxDrainParallelismReached"
+	// ReasonDependsOnWaitingNodes: the node's pods fit elsewhere only if
+	// unneeded nodes that wait are removed first (a pod's required
+	// partner, or room, comes from one of them); it goes after them.
+	ReasonDependsOnWaitingNodes Reason = "DependsOnWaitingNodes"
 )
