@@ -93,7 +93,7 @@ func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) ([]*v1
 	if err != nil {
 		return nil, "", err
 	}
-	var evict, unplanned []string
+	var unplanned []string
 	var pods []*v1.Pod
 	for i := range list.Items {
 		p := &list.Items[i]
@@ -102,7 +102,6 @@ func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) ([]*v1
 			p.DeletionTimestamp != nil:
 		case planned[p.UID]:
 			pods = append(pods, p)
-			evict = append(evict, p.Name)
 		case drain.IsDaemonSetPod(p), drain.IsMirrorPod(p), drain.IsExpendable(p, a.expendableCutoff):
 			// Not moved by a drain: they go with the node.
 		default:

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,8 +20,9 @@ const retryInterval = 2 * time.Second
 // ConfigMap.
 const annotationLastUpdated = "cluster-autoscaler.kubernetes.io/last-updated"
 
-// writeStatus creates or updates the status ConfigMap.
-func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document) error {
+// writeStatus creates or updates the status ConfigMap, with extra keys
+// beside the document (a shard's claims).
+func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document, extra map[string]string) error {
 	text, err := d.Marshal()
 	if err != nil {
 		return err
@@ -30,6 +32,7 @@ func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name st
 	if apierrors.IsNotFound(err) {
 		cm = &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		cm.Data = map[string]string{status.Key: text}
+		maps.Copy(cm.Data, extra)
 		cm.Annotations = map[string]string{annotationLastUpdated: d.Time}
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 		return err
@@ -44,6 +47,7 @@ func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name st
 		cm.Annotations = map[string]string{}
 	}
 	cm.Data[status.Key] = text
+	maps.Copy(cm.Data, extra)
 	cm.Annotations[annotationLastUpdated] = d.Time
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err
