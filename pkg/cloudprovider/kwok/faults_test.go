@@ -155,3 +155,23 @@ nodeGroups:
 		}
 	}
 }
+
+// Shards keep their pending creations in the same ConfigMap: a provider
+// leaves the entries of groups it does not serve to the one that does.
+func TestShardsShareTheStateConfigMap(t *testing.T) {
+	e := newEnv(t)
+	other, err := ParseConfig([]byte("nodeGroups:\n- name: other\n  maxSize: 3\n  template: {capacity: {cpu: 4, memory: 16Gi}}\n"))
+	e.must(err)
+	shard, err := New(Options{Client: e.client, Config: other, Namespace: testNamespace, Clock: e.clock})
+	e.must(err)
+	e.must(e.p.IncreaseSize(e.ctx, "cpu", 1))
+	e.clock.Step(time.Minute)
+	e.must(shard.Reconcile(e.ctx))
+	if n := len(e.p.Pending()); n != 1 {
+		t.Fatalf("the other shard dropped this one's creation: %d pending", n)
+	}
+	e.must(e.p.Reconcile(e.ctx))
+	if n := len(e.nodes("cpu")); n != 1 {
+		t.Errorf("%d nodes made by the owner, want 1", n)
+	}
+}
