@@ -84,3 +84,25 @@ func TestNominationOntoAGoneNodeIsIgnored(t *testing.T) {
 		t.Errorf("scale-ups %q, want cpu+1", got)
 	}
 }
+
+// Pods asking for more than any node has free skip the scan of the nodes
+// and still get their scale-up; pods within the bound are placed as ever.
+func TestPodsAboveEveryNodesRoom(t *testing.T) {
+	w := newWorld(t).group(builder.NodeGroup("gpu").Target(2).Template(gpuTemplate("t", 4)))
+	for _, n := range []string{"g1", "g2"} {
+		w.node("gpu", builder.Node(n).CPU("32").Memory("128Gi").GPU(4).Taint("nvidia.com/gpu", "present", v1.TaintEffectNoSchedule).Build(), t0.Add(-time.Hour))
+		w.pod(owned(builder.Pod("busy-"+n).GPU(2).Toleration("nvidia.com/gpu").OnNode(n).Build(), "busy"))
+	}
+	big := owned(gpuPod("big", 3), "big")
+	small := owned(gpuPod("small", 2), "small")
+	plan := w.plan(opts("random"), t0, big, small)
+	if got := summary(plan); got != "gpu+1" {
+		t.Fatalf("scale-ups %q, want one node for the 3-GPU pod", got)
+	}
+	if len(plan.WillSchedule) != 1 || plan.WillSchedule[0].Name != "small" {
+		t.Errorf("will schedule %v, want the 2-GPU pod on a node with 2 free", plan.WillSchedule)
+	}
+	if len(plan.Triggered) != 1 || plan.Triggered[0].Name != "big" {
+		t.Errorf("triggered %v, want big", plan.Triggered)
+	}
+}
