@@ -15,16 +15,44 @@ PARITY_CASES  ?= 20000
 BENCH         ?= .
 BENCHTIME     ?= 1s
 
+# What `gpuscale version` and the start-up log say: stamped into
+# internal/version at link time (the Dockerfile takes the same as build
+# arguments). Override on the command line for a release: make image VERSION=v0.2.0.
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_PKG   := github.com/gpuscale/gpuscale/internal/version
+LDFLAGS       := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+# The image for real clusters (see README: build and push).
+IMAGE         ?= ghcr.io/gpuscale/gpuscale
+PLATFORMS     ?= linux/amd64,linux/arm64
+
 # The local control plane's binaries (hack/build-tools.sh builds them into
 # .cache/tools, once).
 E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus helm
 
-.PHONY: all build test unit parity vet lint bench clean tools cluster-up cluster-down demo
+.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench clean tools cluster-up cluster-down demo
 
 all: build
 
 build:
 	$(GO) build ./...
+
+## gpuscale: the binary, bin/gpuscale, stamped with VERSION and COMMIT.
+gpuscale:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/gpuscale ./cmd/gpuscale
+
+print-ldflags:
+	@echo '$(LDFLAGS)'
+
+## image / image-push: the container image (Dockerfile), stamped the same
+## way; image-push builds it for PLATFORMS with docker buildx and pushes
+## $(IMAGE):$(VERSION) (docker login to the registry first).
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE):$(VERSION) .
+
+image-push:
+	docker buildx build --platform $(PLATFORMS) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) \
+		-t $(IMAGE):$(VERSION) --push .
 
 ## test: vet, lint, all tests with the race detector (end-to-end tests on a
 ## local control plane included), and the scheduler parity suite.
@@ -47,7 +75,7 @@ cluster-down:
 ## demo: the seed's GPU HPA walkthrough with node autoscaling, on a local
 ## control plane with Prometheus, the metrics adapter and dcgm-sim.
 demo:
-	$(GO) build -o $(BIN)/gpuscale ./cmd/gpuscale
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuscale ./cmd/gpuscale
 	$(BIN)/gpuscale demo $(DEMO_FLAGS)
 
 parity:

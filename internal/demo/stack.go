@@ -75,7 +75,8 @@ func (s *stack) startDCGMSim(ctx context.Context, binDir string) error {
 	var addr string
 	proc, err := s.childOnFreePort(ctx, "dcgm-sim", func(port int) (string, []string) {
 		addr = fmt.Sprintf("127.0.0.1:%d", port)
-		return "http://" + addr + "/metrics", []string{"dcgm-sim", "--kubeconfig=" + s.cluster.Kubeconfig, "--listen-address=" + addr}
+		// Loads are set by annotation; no control endpoint, so no second port.
+		return "http://" + addr + "/metrics", []string{"dcgm-sim", "--kubeconfig=" + s.cluster.Kubeconfig, "--listen-address=" + addr, "--control-address="}
 	})
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +33,8 @@ func ClusterAutoscaler(ctx context.Context, o *ClusterAutoscalerOptions) error {
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-4 * min(shell.Verbosity, 2))}))
+	// The command line set the process's logger up (--log-format, --v).
+	logger := slog.Default()
 	if strings.Contains(auto.ScaleUp.Expander, "priority") {
 		cm, err := client.CoreV1().ConfigMaps(shell.Namespace).Get(ctx, expander.PriorityConfigMapName, metav1.GetOptions{})
 		if err != nil {

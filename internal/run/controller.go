@@ -17,6 +17,7 @@ func controllerOptions(shell ShellOptions, scan time.Duration, auto autoscaler.O
 	o.StatusConfigMapName = shell.StatusConfigMapName
 	o.WriteStatusConfigMap = shell.WriteStatusConfigMap
 	o.Sharding.Peers = shell.ShardPeers
+	o.EmitPerNodeGroupMetrics = shell.EmitPerNodeGroupMetrics
 	o.MaxPodEvictionTime = shell.MaxPodEvictionTime
 	o.Address = shell.Address
 	o.LeaderElection = shell.LeaderElection

@@ -24,14 +24,21 @@ func newGCEProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
+	// What the flags say is checked before credentials are looked for: a
+	// typo in a group URL should not be reported as a credentials problem,
+	// nor only after one is fixed.
+	var groups []gce.NodeGroupSpec
+	for _, g := range shell.NodeGroups {
+		if _, err := gce.ParseMIGURL(g.Name); err != nil {
+			return nil, fmt.Errorf("--nodes=%d:%d:%s: %w", g.Min, g.Max, g.Name, err)
+		}
+		groups = append(groups, gce.NodeGroupSpec{Min: g.Min, Max: g.Max, URL: g.Name})
+	}
 	svc, err := compute.NewService(ctx, option.WithScopes(compute.ComputeScope))
 	if err != nil {
 		return nil, fmt.Errorf("--cloud-provider=gce: compute client: %w", err)
 	}
-	opts := gce.Options{Service: svc, Config: cfg, Logger: logger}
-	for _, g := range shell.NodeGroups {
-		opts.NodeGroups = append(opts.NodeGroups, gce.NodeGroupSpec{Min: g.Min, Max: g.Max, URL: g.Name})
-	}
+	opts := gce.Options{Service: svc, Config: cfg, Logger: logger, NodeGroups: groups}
 	for _, d := range shell.AutoDiscovery {
 		if d.Kind == "mig" {
 			opts.AutoDiscovery = append(opts.AutoDiscovery, gce.DiscoverySpec{NamePrefix: d.NamePrefix, Min: d.MinSize, Max: d.MaxSize})

@@ -50,6 +50,8 @@ type ShellOptions struct {
 	// ShardPeers are the status ConfigMaps of the other shards
 	// (--shard-peer-status-config-map).
 	ShardPeers []string
+	// EmitPerNodeGroupMetrics (--emit-per-nodegroup-metrics).
+	EmitPerNodeGroupMetrics bool
 	// Verbosity is --v; LogToStderr and StderrThreshold are accepted for
 	// compatibility with upstream manifests.
 	Verbosity       int
@@ -121,6 +123,7 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.WriteStatusConfigMap, "write-status-configmap", s.WriteStatusConfigMap, "Whether to write the status ConfigMap.")
 	fs.StringArrayVar(&s.ShardPeers, "shard-peer-status-config-map", nil,
 		"The status ConfigMap (in --namespace) of another autoscaler sharing the cluster with other node groups: pods it claims are not scaled up again; this one publishes its own claims. Can be used multiple times.")
+	fs.BoolVar(&s.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", s.EmitPerNodeGroupMetrics, "Serve the per-node-group gauges (node_group_min_count, node_group_max_count, node_group_target_count, node_group_healthiness, node_group_backoff_status).")
 	// Logging flags of upstream's klog that deployment manifests carry
 	// (the EKS guide passes --v=4 --stderrthreshold=info): refusing them
 	// would stop people switching over at the first line.

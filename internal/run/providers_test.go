@@ -360,3 +360,33 @@ func TestNewGCEProviderOffGCENamesWhatIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// A malformed instance-group URL in --nodes is reported as such, before
+// credentials are looked for: here there are none at all.
+func TestNewGCEProviderChecksNodesBeforeCredentials(t *testing.T) {
+	host, requested := metadataServer(t, nil)
+	t.Setenv("GCE_METADATA_HOST", host)
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "no-such-credentials.json"))
+	cc := writeFile(t, "gce.yaml", "project: proj-one\n")
+	for _, bad := range []string{
+		"projects/proj-one/zones/us-central1-a/instanceGroup/gpu-mig",
+		"https://www.googleapis.com/compute/v1/projects/proj-one/regions/us-central1/instanceGroups/gpu-mig",
+		"gpu-mig",
+	} {
+		shell := ShellOptions{CloudConfig: cc, NodeGroups: []NodeGroupSpec{
+			{Min: 0, Max: 3, Name: "https://www.googleapis.com/compute/v1/projects/proj-one/zones/us-central1-a/instanceGroups/ok"},
+			{Min: 1, Max: 2, Name: bad},
+		}}
+		_, err := newGCEProvider(context.Background(), shell, quietLogger())
+		if err == nil {
+			t.Fatalf("%s: accepted", bad)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "--nodes=1:2:"+bad) || !strings.Contains(msg, "instance group URL") || strings.Contains(msg, "credentials") {
+			t.Errorf("%s: error %q, want the --nodes value and the URL problem, not credentials", bad, msg)
+		}
+	}
+	if got := requested(); len(got) != 0 {
+		t.Errorf("metadata server asked %q before the flags were checked", got)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
@@ -143,6 +144,9 @@ type Input struct {
 	// Outcomes are what became of earlier actions, in the order they
 	// happened.
 	Outcomes []Outcome
+	// Replicas are the replica counts of the ReplicaSets and
+	// ReplicationControllers (--min-replica-count); nil when unknown.
+	Replicas drain.Replicas
 }
 
 // Plan is one loop's decisions.
@@ -273,7 +277,8 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 		}
 	}
 	return l.down.Plan(scaledown.Input{
-		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Deleting: l.deletingForScaleDown(), Reserved: l.reservedNew(),
+		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
+		Reserved:    l.reservedNew(),
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil

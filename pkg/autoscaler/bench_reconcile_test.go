@@ -145,10 +145,7 @@ func BenchmarkStatusDocument5000Nodes20000Pending(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		doc := status.Render(plan.Status, nil, status.DefaultRenderOptions())
-		if text, err = doc.Marshal(); err != nil {
-			b.Fatal(err)
-		}
+		_, text = status.Render(plan.Status, nil, status.DefaultRenderOptions())
 	}
 	b.StopTimer()
 	if len(text) > status.DefaultRenderOptions().MaxBytes {

@@ -51,9 +51,13 @@ func (l *loop) status() status.Status {
 	for _, g := range st.NodeGroups {
 		addCounts(&st.Cluster.Nodes, g.Nodes)
 	}
+	var options []status.Option
+	for _, v := range l.upPlan.Options {
+		options = append(options, status.Option{Group: v.Group, NodeCount: v.NodeCount, PodCount: v.PodCount, Verdict: v.Message()})
+	}
 	for _, su := range l.upPlan.ScaleUps {
 		st.ScaleUps = append(st.ScaleUps, status.ScaleUp{Group: su.Group, From: su.NewTarget - su.Delta, To: su.NewTarget,
-			Pods: su.Pods, Why: su.Why})
+			Pods: su.Pods, Why: su.Why, Options: options})
 	}
 	st.Triggered = refs(l.upPlan.Triggered)
 	for _, p := range l.upPlan.Pending {
@@ -181,7 +185,7 @@ func (l *loop) classifyNodes(s *snapshot.Snapshot) {
 	l.nodes = slices.Clone(s.Nodes())
 	l.readiness = make([]clusterstate.NodeState, len(l.nodes))
 	for i, ni := range l.nodes {
-		l.readiness[i] = l.state.Classify(ni, s.NodeGroup(ni.Group), l.in.Now)
+		l.readiness[i] = l.state.Classify(s, ni, s.NodeGroup(ni.Group), l.in.Now)
 	}
 }
 

@@ -114,5 +114,10 @@ func (f *Flags) define() {
 	fs.BoolVar(&down.DaemonSetEvictionForOccupiedNodes, "daemonset-eviction-for-occupied-nodes", down.DaemonSetEvictionForOccupiedNodes, "Evict DaemonSet pods gracefully from drained nodes before removal.")
 	fs.DurationVar(&down.MaxCloudProviderNodeDeletionTime, "max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime, "A node tainted for deletion longer ago than this is judged again.")
 	fs.IntVar(&down.MaxBulkSoftTaintCount, "max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount, "Most nodes soft-tainted (PreferNoSchedule) or untainted per loop; 0 turns soft tainting off.")
+	// Drain rules from upstream's drainability rules (upstream's spelling of "distruption").
+	fs.DurationVar(&down.BlockingSystemPodDisruptionTimeout, "blocking-system-pod-distruption-timeout", down.BlockingSystemPodDisruptionTimeout,
+		"With --skip-nodes-with-system-pods, a kube-system pod without a PodDisruptionBudget blocks its node only this long after its creation.")
+	fs.IntVar(&down.MinReplicaCount, "min-replica-count", down.MinReplicaCount,
+		"With --skip-nodes-with-custom-controller-pods, pods of ReplicaSets and ReplicationControllers with fewer replicas than this keep their node; 0 turns it off.")
 	f.defineConsolidation()
 }

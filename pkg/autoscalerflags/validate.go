@@ -74,6 +74,8 @@ func (f *Flags) Validate() error {
 	v.notNegativeInt("max-graceful-termination-sec", down.MaxGracefulTerminationSec)
 	v.positive("max-cloud-provider-node-deletion-time", down.MaxCloudProviderNodeDeletionTime)
 	v.notNegativeInt("max-bulk-soft-taint-count", down.MaxBulkSoftTaintCount)
+	v.notNegative("blocking-system-pod-distruption-timeout", down.BlockingSystemPodDisruptionTimeout)
+	v.notNegativeInt("min-replica-count", down.MinReplicaCount)
 	c := &o.Consolidation
 	v.notNegative("consolidation-stable-time", c.StableTime)
 	if !(c.MinSavings >= 0 && c.MinSavings < 1) {

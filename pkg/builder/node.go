@@ -2,6 +2,7 @@ package builder
 
 import (
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -101,6 +102,17 @@ func (b *GroupBuilder) Spot() *GroupBuilder { b.g.Spot = true; return b }
 
 // InstanceType sets the machine type.
 func (b *GroupBuilder) InstanceType(t string) *GroupBuilder { b.g.InstanceType = t; return b }
+
+// TemplateSlices sets the ResourceSlices new members publish; each is made
+// node-local to the template node (call after Template).
+func (b *GroupBuilder) TemplateSlices(slices ...*resourceapi.ResourceSlice) *GroupBuilder {
+	for _, sl := range slices {
+		name := b.g.Template.Name
+		sl.Spec.NodeName = &name
+		b.g.TemplateSlices = append(b.g.TemplateSlices, sl)
+	}
+	return b
+}
 
 // Build returns the group.
 func (b *GroupBuilder) Build() snapshot.NodeGroup { return b.g }

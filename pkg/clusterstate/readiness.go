@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -120,10 +121,10 @@ const (
 	NodeDevicesOverdue
 )
 
-// Classify says how ready a registered node of group g is at now.
-func (s *State) Classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup, now time.Time) NodeState {
+// Classify says how ready a registered node of group g in snap is at now.
+func (s *State) Classify(snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *snapshot.NodeGroup, now time.Time) NodeState {
 	ready := IsReady(ni.Node) && !s.opts.Readiness.HasStartupTaint(ni.Node)
-	awaiting := g != nil && g.Template != nil && AwaitingGPU(ni.Node, g.Template)
+	awaiting := AwaitingDevices(snap, ni, g)
 	if ready && !awaiting {
 		return NodeReady
 	}
@@ -148,7 +149,7 @@ func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, over
 		if g == nil || g.Template == nil {
 			continue
 		}
-		switch s.Classify(ni, g, now) {
+		switch s.Classify(snap, ni, g, now) {
 		case NodeStarting, NodeAwaitingDevices:
 			starting = append(starting, ni)
 		case NodeDevicesOverdue:
@@ -158,10 +159,13 @@ func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, over
 	return starting, overdue
 }
 
-// AwaitingGPU: the template has accelerators and the node has not
-// advertised any.
-func AwaitingGPU(node, template *v1.Node) bool {
-	return gpu.Allocatable(template) > 0 && gpu.Allocatable(node) == 0
+// AwaitingDevices: the node, of group g, has not shown every accelerator
+// g's template promises yet: device-plugin resources missing or short
+// (none yet, MIG partitions or time-sliced replicas not made), or DRA
+// devices its drivers have not published. One test for every planner.
+func AwaitingDevices(snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *snapshot.NodeGroup) bool {
+	return g != nil && g.Template != nil &&
+		(gpu.AwaitingTemplate(ni.Node, g.Template) || dra.AwaitingSlices(snap, g, ni.Name()))
 }
 
 // IsReady reports the node's Ready condition.

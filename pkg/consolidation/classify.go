@@ -38,8 +38,7 @@ func (s *session) classifyNodes() {
 		if gpu.IsGPUNode(node) {
 			st.kind = limits.Type(node)
 		}
-		ready := scaledown.NodeReady(node) && !gpu.Awaiting(node) &&
-			(st.group == nil || st.group.Template == nil || !clusterstate.AwaitingGPU(node, st.group.Template))
+		ready := scaledown.NodeReady(node) && !gpu.Awaiting(node) && !clusterstate.AwaitingDevices(s.snap, st.ni, st.group)
 		gone := s.deleting[node.Name] || s.replacing[node.Name] ||
 			scaledown.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
 		// Pods go only to nodes that run them now and stay; the new nodes

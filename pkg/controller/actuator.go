@@ -16,7 +16,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
-	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
 
@@ -36,6 +35,9 @@ type liveActuator struct {
 	// expendableCutoff: pods below this priority go with their node
 	// without being evicted (--expendable-pods-priority-cutoff).
 	expendableCutoff int32
+	// statusNamespace and statusName name the status ConfigMap, which
+	// carries the scale-up and scale-down events, as upstream's does.
+	statusNamespace, statusName string
 	// drains tracks background removals, so shutdown can wait for them.
 	drains sync.WaitGroup
 }
@@ -44,7 +46,7 @@ var _ actuation.Actuator = (*liveActuator)(nil)
 
 func (a *liveActuator) DecreaseTarget(ctx context.Context, d autoscaler.DecreaseTarget) error {
 	if d.Reason == "Timeout" {
-		a.metrics.failedScaleUps.WithLabelValues("timeout").Inc()
+		a.metrics.failedScaleUps.WithLabelValues(append([]string{"timeout"}, gpuLabels(a.template(d.Group))...)...).Inc()
 	}
 	a.log.Info("lowering a target for nodes that never came", "group", d.Group, "delta", d.Delta, "reason", d.Reason, "why", d.Message)
 	return a.cp.DecreaseTargetSize(ctx, d.Group, d.Delta)
@@ -67,18 +69,31 @@ func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteI
 }
 
 func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
+	tmpl := a.template(su.Group)
+	labels := gpuLabels(tmpl)
 	if err := a.cp.IncreaseSize(ctx, su.Group, su.Delta); err != nil {
-		a.metrics.failedScaleUps.WithLabelValues("cloudProviderError").Inc()
+		a.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, labels...)...).Inc()
+		a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 		return err
 	}
-	a.metrics.scaledUpNodes.Add(float64(su.Delta))
-	for _, g := range a.cp.NodeGroups() {
-		if g.ID == su.Group && g.Template != nil && gpu.Allocatable(g.Template) > 0 {
-			a.metrics.scaledUpGPUNodes.Add(float64(su.Delta))
-		}
+	a.metrics.scaledUpNodes.WithLabelValues(labels...).Add(float64(su.Delta))
+	if labels[0] != "" {
+		a.metrics.scaledUpGPUNodes.WithLabelValues(labels...).Add(float64(su.Delta))
 	}
 	a.metrics.lastActivity.WithLabelValues("scaleUp").Set(float64(a.clock.Now().Unix()))
 	a.log.Info("scaled up", "group", su.Group, "from", su.NewTarget-su.Delta, "to", su.NewTarget, "why", su.Why)
+	a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaledUpGroup",
+		fmt.Sprintf("Scale-up: setting group %s size to %d instead of %d", su.Group, su.NewTarget, su.NewTarget-su.Delta))
+	return nil
+}
+
+// template is a group's template node, nil when unknown.
+func (a *liveActuator) template(group string) *v1.Node {
+	for _, g := range a.cp.NodeGroups() {
+		if g.ID == group {
+			return g.Template
+		}
+	}
 	return nil
 }
 

@@ -47,9 +47,12 @@ type Options struct {
 	// MaxPodEvictionTime (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
 	// Address serves /metrics and /health-check (--address, :8085); "" serves nothing.
-	Address        string
-	Liveness       Liveness
-	LeaderElection LeaderElection
+	Address string
+	// EmitPerNodeGroupMetrics adds the per-group gauges
+	// (--emit-per-nodegroup-metrics, false).
+	EmitPerNodeGroupMetrics bool
+	Liveness                Liveness
+	LeaderElection          LeaderElection
 	// CacheSyncTimeout bounds the wait for the informer caches at start;
 	// the wait is reported every CacheSyncReport.
 	CacheSyncTimeout, CacheSyncReport time.Duration
@@ -99,12 +102,17 @@ type Controller struct {
 	live     *liveness
 	// outcomes collects what became of actions between loops.
 	outcomes *actuation.Queue
-	actuator *liveActuator
+	// actuator carries plans out: cluster, the live actuator; benchmarks
+	// replace it with a recording one.
+	actuator actuation.Actuator
+	cluster  *liveActuator
 	watch    *watchReporter
 	// shards are this shard's claims (loop goroutine only).
 	shards shardState
 
-	// lastStatus is the last status document written (loop goroutine only).
+	// mirror keeps the snapshot in step with the caches (loop goroutine
+	// only); lastStatus is the last status document written.
+	mirror     *mirror
 	lastStatus *status.Document
 	mu         sync.Mutex
 	lastLoop   time.Time
@@ -146,6 +154,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
 		outcomes: actuation.NewQueue(),
+		mirror:   newMirror(),
 		live:     &liveness{limits: opts.Liveness, clock: opts.Clock},
 	}
 	c.listers = newListers(c.factory)
@@ -153,9 +162,14 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})
 	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
-	c.actuator = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
+	c.cluster = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
-		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff}
+		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff,
+		statusNamespace:  opts.Namespace, statusName: opts.StatusConfigMapName}
+	if opts.EmitPerNodeGroupMetrics {
+		c.metrics.emitPerGroup()
+	}
+	c.actuator = c.cluster
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
 		return nil, err
@@ -217,12 +231,11 @@ func (c *Controller) lead(ctx context.Context) error {
 	}
 	ticker := c.clock.NewTicker(c.opts.ScanInterval)
 	defer ticker.Stop()
-	defer c.actuator.wait()
+	defer c.cluster.wait()
 	for {
 		now := c.clock.Now()
 		c.live.loopStarted(now)
 		if err := c.RunOnce(ctx); err != nil {
-			c.metrics.errors.WithLabelValues("loopError").Inc()
 			c.log.Error("autoscaling loop failed", "err", err)
 		} else {
 			c.live.loopSucceeded(c.clock.Now())

@@ -19,15 +19,19 @@ type eventSink struct {
 	clock    clock.PassiveClock
 }
 
-func (e *eventSink) emit(ref *v1.ObjectReference, key, typ, reason, msg string) {
-	if e.limiter.allow(key, reason+msg, e.clock.Now()) {
-		e.recorder.Event(ref, typ, reason, msg)
+// emit sends the event unless the same was sent lately, and says whether
+// it sent it.
+func (e *eventSink) emit(ref *v1.ObjectReference, key, typ, reason, msg string) bool {
+	if !e.limiter.allow(key, reason+msg, e.clock.Now()) {
+		return false
 	}
+	e.recorder.Event(ref, typ, reason, msg)
+	return true
 }
 
-func (e *eventSink) pod(p status.Ref, typ, reason, msg string) {
+func (e *eventSink) pod(p status.Ref, typ, reason, msg string) bool {
 	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
-	e.emit(ref, "pod/"+p.Namespace+"/"+p.Name, typ, reason, msg)
+	return e.emit(ref, "pod/"+p.Namespace+"/"+p.Name, typ, reason, msg)
 }
 
 func (e *eventSink) node(name, typ, reason, msg string) {

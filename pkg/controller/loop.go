@@ -20,24 +20,27 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		c.metrics.duration.WithLabelValues("main").Observe(c.clock.Since(start).Seconds())
 	}()
 	if err := c.cp.Refresh(ctx); err != nil {
+		c.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 		return fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
 	}
 	c.queueFailedCreations(start)
 	c.refreshPriorities(ctx)
-	v, err := buildView(c.listers, c.cp)
+	v, err := c.mirror.sync(c.listers, c.cp)
 	if err != nil {
+		c.metrics.errors.WithLabelValues("internalError").Inc()
 		return err
 	}
-	c.metrics.duration.WithLabelValues("snapshot").Observe(c.clock.Since(start).Seconds())
+	c.metrics.duration.WithLabelValues("updateClusterState").Observe(c.clock.Since(start).Seconds())
 	planStart := c.clock.Now()
 	pending := v.pending
 	if len(c.opts.Sharding.Peers) > 0 {
 		pending = c.dropClaimed(pending, c.readPeerClaims(ctx, start))
 	}
 	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
-		Outcomes: c.outcomes.Take()}
+		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
 	plan, err := c.auto.Step(in)
 	if err != nil {
+		c.metrics.errors.WithLabelValues("internalError").Inc()
 		return err
 	}
 	if c.opts.Recorder != nil {
@@ -51,6 +54,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		c.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 		c.log.Error("carrying out the plan", "err", err)
 	}
+	c.metrics.lastActivity.WithLabelValues("autoscaling").Set(float64(planStart.Unix()))
 	c.metrics.duration.WithLabelValues("actuate").Observe(c.clock.Since(actStart).Seconds())
 	c.report(v, plan)
 	if c.opts.WriteStatusConfigMap {
@@ -61,8 +65,9 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 			extra = map[string]string{ClaimsKey: claims}
 			ro.MaxBytes -= len(claims)
 		}
-		doc := status.Render(plan.Status, c.lastStatus, ro)
-		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, extra); err != nil {
+		doc, text := status.Render(plan.Status, c.lastStatus, ro)
+		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, text, extra); err != nil {
+			c.metrics.errors.WithLabelValues("apiCallError").Inc()
 			return fmt.Errorf("status ConfigMap %s/%s: %w", c.opts.Namespace, c.opts.StatusConfigMapName, err)
 		}
 		c.lastStatus = doc
@@ -84,7 +89,8 @@ func (c *Controller) queueFailedCreations(now time.Time) {
 		return
 	}
 	for _, f := range r.FailedCreations() {
-		c.metrics.failedScaleUps.WithLabelValues("cloudProviderError").Inc()
+		c.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, gpuLabels(c.cluster.template(f.Group))...)...).Inc()
+		c.metrics.failedCreations.WithLabelValues(f.Class).Add(float64(f.Count))
 		c.log.Error("node creation failed; backing the group off", "group", f.Group, "count", f.Count,
 			"class", f.Class, "code", f.Code, "message", f.Message)
 		c.outcomes.Hold(autoscaler.CreationFailed{Group: f.Group, Count: f.Count, Class: f.Class, Code: f.Code,

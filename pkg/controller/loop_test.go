@@ -177,3 +177,72 @@ func TestPriorityConfigMapChangesApplyWithoutRestart(t *testing.T) {
 		t.Fatalf("after a broken edit: %v, want %v (the last good priorities)", got, want)
 	}
 }
+
+// The metrics dashboards read: upstream's names, labels and label values.
+func TestMetricsNamesAndLabels(t *testing.T) {
+	tmpl := func(name string) *v1.Node {
+		return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Label("k8s.amazonaws.com/accelerator", "nvidia-a10g").Build()
+	}
+	cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
+	for _, g := range []snapshot.NodeGroup{
+		builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
+		builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
+	} {
+		cp.groups[g.ID] = &g
+	}
+	o := DefaultOptions()
+	o.Autoscaler.ScaleUp.Expander = "price"
+	o.Address, o.LeaderElection.Enabled, o.EmitPerNodeGroupMetrics = "", false, true
+	o.Clock = clocktesting.NewFakeClock(t0)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := New(fake.NewClientset(), cp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := builder.Pod("train").GPU(1).Build()
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+	if err := c.factory.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp.fail = []cloudprovider.FailedCreations{{Group: "a-cheap", Count: 1, Class: cloudprovider.ErrorOutOfResources, Code: "InsufficientInstanceCapacity"}}
+	if err := c.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	families, err := c.metrics.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			got[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = true
+		}
+	}
+	for _, want := range []string{
+		"cluster_autoscaler_cluster_safe_to_autoscale{}",
+		"cluster_autoscaler_nodes_count{state=notStarted}",
+		"cluster_autoscaler_nodes_count{state=unregistered}",
+		"cluster_autoscaler_node_groups_count{node_group_type=autoscaled}",
+		"cluster_autoscaler_unschedulable_pods_count{type=unschedulable}",
+		"cluster_autoscaler_scaled_up_nodes_total{gpu_name=nvidia-a10g,gpu_resource_name=nvidia.com/gpu}",
+		"cluster_autoscaler_failed_scale_ups_total{gpu_name=nvidia-a10g,gpu_resource_name=nvidia.com/gpu,reason=cloudProviderError}",
+		"cluster_autoscaler_failed_node_creations_total{reason=OutOfResources}",
+		"cluster_autoscaler_node_group_backoff_status{node_group=a-cheap,reason=OutOfResources}",
+		"cluster_autoscaler_node_group_target_count{node_group=b-dear}",
+		"cluster_autoscaler_scale_down_in_cooldown{}",
+		"cluster_autoscaler_cpu_limits_cores{direction=maximum}",
+		"cluster_autoscaler_function_duration_seconds{function=updateClusterState}",
+	} {
+		if !got[want] {
+			t.Errorf("no series %s", want)
+		}
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
-	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -121,10 +120,11 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 	if len(w.pods) > 0 {
 		o := drainOptions{MaxPodEvictionTime: a.maxPodEvictionTime, MaxGracefulTermination: grace, RetryInterval: retryInterval}
 		if err := evictAll(ctx, a.client, a.clock, w.pods, o); err != nil {
+			a.metrics.evictedPods.WithLabelValues("failed").Inc()
 			a.failed(ctx, rm, "draining", err)
 			return
 		}
-		a.metrics.evictedPods.Add(float64(len(w.pods)))
+		a.metrics.evictedPods.WithLabelValues("succeeded").Add(float64(len(w.pods)))
 	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: rm.Node}}
 	if n, err := a.client.CoreV1().Nodes().Get(ctx, rm.Node, metav1.GetOptions{}); err == nil {
@@ -141,13 +141,20 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 	case rm.Empty:
 		reason = "empty"
 	}
-	a.metrics.scaledDownNodes.WithLabelValues(reason).Inc()
-	if gpu.IsGPUNode(node) {
-		a.metrics.scaledDownGPU.Inc()
+	labels := append([]string{reason}, gpuLabels(node)...)
+	a.metrics.scaledDownNodes.WithLabelValues(labels...).Inc()
+	if labels[1] != "" {
+		a.metrics.scaledDownGPU.WithLabelValues(labels...).Inc()
 	}
 	now := a.clock.Now()
 	a.metrics.lastActivity.WithLabelValues("scaleDown").Set(float64(now.Unix()))
 	a.log.Info("scaled down", "node", rm.Node, "group", rm.Group, "reason", reason, "evicted", len(w.pods))
+	if rm.Empty {
+		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaleDownEmpty", "Scale-down: removing empty node "+rm.Node)
+	} else {
+		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaleDown",
+			fmt.Sprintf("Scale-down: node %s removed with drain", rm.Node))
+	}
 	a.outcomes.Add(autoscaler.RemovalDone{Node: rm.Node, Group: rm.Group, At: now})
 }
 
@@ -157,7 +164,7 @@ func (a *liveActuator) failed(ctx context.Context, rm scaledown.Removal, step st
 	a.log.Error("scale-down failed", "node", rm.Node, "step", step, "err", err)
 	a.events.node(rm.Node, v1.EventTypeWarning, "ScaleDownFailed", fmt.Sprintf("%s: %v", step, err))
 	a.untaint(ctx, rm)
-	a.metrics.errors.WithLabelValues("scaleDownError").Inc()
+	a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 	a.outcomes.Add(autoscaler.RemovalFailed{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Step: step, Error: err.Error()})
 }
 

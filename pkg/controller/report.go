@@ -23,12 +23,19 @@ func (c *Controller) report(v *view, plan autoscaler.Plan) {
 		c.log.Warn("cluster is unhealthy; not scaling", "reason", st.Cluster.Health.Reason, "why", st.Cluster.Health.Message)
 		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, "ClusterUnhealthy", st.Cluster.Health.Message)
 	}
-	c.metrics.observe(st, v)
+	c.metrics.observe(st, v, c.opts.Autoscaler.Limits)
 }
+
+// podEventsPerLoop bounds the pod events of one loop: with tens of
+// thousands of pending pods an event each would flood the API server.
+// Pods left out get theirs in the next loops (the limiter remembers which
+// were told), and the status names every group of pods at once.
+const podEventsPerLoop = 200
 
 // podEvents tells triggering pods which scale-ups they caused, and pending
 // pods why none helps them.
 func (c *Controller) podEvents(st status.Status) {
+	budget := podEventsPerLoop
 	if len(st.ScaleUps) > 0 {
 		parts := make([]string, len(st.ScaleUps))
 		for i, su := range st.ScaleUps {
@@ -42,13 +49,17 @@ func (c *Controller) podEvents(st status.Status) {
 		}
 		msg := "pod triggered scale-up: [" + strings.Join(parts, " ") + "]"
 		for _, p := range st.Triggered {
-			c.events.pod(p, v1.EventTypeNormal, "TriggeredScaleUp", msg)
+			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, "TriggeredScaleUp", msg) {
+				budget--
+			}
 		}
 	}
 	for _, pp := range st.Pending {
 		msg := "pod didn't trigger scale-up: " + pp.Message()
 		for _, p := range pp.Pods {
-			c.events.pod(p, v1.EventTypeNormal, "NotTriggerScaleUp", msg)
+			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, "NotTriggerScaleUp", msg) {
+				budget--
+			}
 		}
 	}
 }

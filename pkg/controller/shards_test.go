@@ -52,8 +52,8 @@ func TestShardsDoNotScaleUpTheSamePods(t *testing.T) {
 		Triggered: []status.Ref{{Namespace: "default", Name: "web", UID: web.UID}},
 	}}
 	claims := a.updateClaims(t0, []*v1.Pod{web, other}, plan)
-	doc := status.Render(plan.Status, nil, status.DefaultRenderOptions())
-	if err := writeStatus(ctx, client, "kube-system", "status-a", doc, map[string]string{ClaimsKey: claims}); err != nil {
+	doc, text := status.Render(plan.Status, nil, status.DefaultRenderOptions())
+	if err := writeStatus(ctx, client, "kube-system", "status-a", doc, text, map[string]string{ClaimsKey: claims}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -20,13 +20,9 @@ const retryInterval = 2 * time.Second
 // ConfigMap.
 const annotationLastUpdated = "cluster-autoscaler.kubernetes.io/last-updated"
 
-// writeStatus creates or updates the status ConfigMap, with extra keys
-// beside the document (a shard's claims).
-func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document, extra map[string]string) error {
-	text, err := d.Marshal()
-	if err != nil {
-		return err
-	}
+// writeStatus creates or updates the status ConfigMap with the document
+// d and its text, and extra keys beside them (a shard's claims).
+func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document, text string, extra map[string]string) error {
 	cms := c.CoreV1().ConfigMaps(namespace)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -49,7 +49,7 @@ func (w *watchReporter) attach(infs []namedInformer) error {
 }
 
 func (w *watchReporter) report(resource string, err error) {
-	w.metrics.errors.WithLabelValues("apiServerError").Inc()
+	w.metrics.errors.WithLabelValues("apiCallError").Inc()
 	now := w.clock.Now()
 	w.mu.Lock()
 	last, seen := w.last[resource]

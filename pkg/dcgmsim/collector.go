@@ -12,10 +12,12 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Labels dcgm-exporter puts on every series, in its order; podLabels follow
-// on the series of a GPU a pod holds.
+// Labels dcgm-exporter puts on every series, in its order; a MIG
+// instance's series carry GPU_I_PROFILE and GPU_I_ID after modelName, and
+// podLabels follow on the series of a device a pod holds.
 var (
 	deviceLabels = []string{"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}
+	migLabels    = []string{"gpu", "UUID", "pci_bus_id", "device", "modelName", "GPU_I_PROFILE", "GPU_I_ID", "Hostname", "DCGM_FI_DRIVER_VERSION"}
 	podLabels    = []string{"container", "namespace", "pod"}
 )
 
@@ -109,8 +111,9 @@ type CollectorOptions struct {
 // metrics for every GPU of its inventory, computed at scrape time.
 type Collector struct {
 	opts CollectorOptions
-	// descs[i][0] has no pod labels, descs[i][1] has them.
-	descs [][2]*prometheus.Desc
+	// descs[i][variant]: variant bit 0 is set with pod labels, bit 1 for a
+	// MIG instance's labels.
+	descs [][4]*prometheus.Desc
 
 	mu     sync.Mutex
 	energy map[string]energy // "node/index"
@@ -137,11 +140,13 @@ func NewCollector(opts CollectorOptions) (*Collector, error) {
 		opts.DriverVersion = DefaultDriverVersion
 	}
 	c := &Collector{opts: opts, energy: map[string]energy{}}
-	withPod := append(append([]string(nil), deviceLabels...), podLabels...)
+	withPod := func(l []string) []string { return append(append([]string(nil), l...), podLabels...) }
 	for _, m := range metrics {
-		c.descs = append(c.descs, [2]*prometheus.Desc{
+		c.descs = append(c.descs, [4]*prometheus.Desc{
 			prometheus.NewDesc(m.name, m.help, deviceLabels, nil),
-			prometheus.NewDesc(m.name, m.help, withPod, nil),
+			prometheus.NewDesc(m.name, m.help, withPod(deviceLabels), nil),
+			prometheus.NewDesc(m.name, m.help, migLabels, nil),
+			prometheus.NewDesc(m.name, m.help, withPod(migLabels), nil),
 		})
 	}
 	return c, nil
@@ -164,15 +169,25 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			r.util = c.opts.Loads.Util(g.Holder.PodKey())
 		}
 		key := g.Node + "/" + strconv.Itoa(g.Index)
+		labels := []string{strconv.Itoa(g.Index), gpuUUID(g.Node, g.Index), pciBusID(g.Index),
+			"nvidia" + strconv.Itoa(g.Index), g.Model.Name}
+		variant := 0
+		if g.MIG != nil {
+			// An instance has its share of the GPU's board power and its
+			// own framebuffer.
+			r.model.MemoryMiB = g.MIG.MemoryMiB
+			r.model.IdleWatts *= g.MIG.Fraction
+			r.model.MaxWatts *= g.MIG.Fraction
+			key += "/" + strconv.Itoa(g.MIG.ID)
+			labels = append(labels, g.MIG.Profile, strconv.Itoa(g.MIG.ID))
+			variant = 2
+		}
+		labels = append(labels, g.Node, c.opts.DriverVersion)
 		seen[key] = true
 		r.energyMJ = c.integrate(key, now, power(r))
-
-		labels := []string{strconv.Itoa(g.Index), gpuUUID(g.Node, g.Index), pciBusID(g.Index),
-			"nvidia" + strconv.Itoa(g.Index), g.Model.Name, g.Node, c.opts.DriverVersion}
-		variant := 0
 		if r.held {
 			labels = append(labels, g.Holder.Container, g.Holder.Namespace, g.Holder.Pod)
-			variant = 1
+			variant++
 		}
 		for i, m := range metrics {
 			ch <- prometheus.MustNewConstMetric(c.descs[i][variant], m.kind, m.value(r), labels...)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -31,6 +33,11 @@ import (
 
 // DefaultListenAddress is dcgm-exporter's port.
 const DefaultListenAddress = ":9400"
+
+// DefaultControlAddress is where the load control endpoint listens: on
+// loopback, so that only processes on the same machine (in a pod: its own
+// containers, and kubectl port-forward) can set loads.
+const DefaultControlAddress = "127.0.0.1:9401"
 
 // Options configure New.
 type Options struct {
@@ -68,6 +75,11 @@ type Simulator struct {
 func New(opts Options) (*Simulator, error) {
 	if opts.Client == nil {
 		return nil, errors.New("dcgmsim: Options.Client is required")
+	}
+	if opts.Node != "" {
+		if msgs := validation.IsDNS1123Subdomain(opts.Node); len(msgs) > 0 {
+			return nil, fmt.Errorf("dcgmsim: node %q is not a node name: %s", opts.Node, strings.Join(msgs, "; "))
+		}
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -139,37 +151,76 @@ func (s *Simulator) Start(ctx context.Context) error {
 	return nil
 }
 
-// Handler serves /metrics, /load (ControlHandler) and /healthz.
+// Handler serves /metrics and /healthz: what Prometheus scrapes.
 func (s *Simulator) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	control := ControlHandler(s.loads, s.podExists)
-	mux.Handle("/load", control)
-	mux.Handle("/load/", control)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return mux
 }
 
-// Serve starts the informers, then serves Handler on ln until ctx is done.
-func (s *Simulator) Serve(ctx context.Context, ln net.Listener) error {
+// Control serves the load control endpoint (ControlHandler) for the pods
+// the simulator sees. Whoever reaches it sets every pod's load, so it is
+// served apart from the metrics, on its own listener.
+func (s *Simulator) Control() http.Handler {
+	return ControlHandler(s.loads, s.podExists)
+}
+
+// Serve starts the informers and waits for their caches, then serves
+// Handler on metrics and, when control is not nil, Control on control,
+// until ctx is done. It logs "dcgm-sim serving" once both serve, so the
+// line means the caches are synced.
+func (s *Simulator) Serve(ctx context.Context, metrics, control net.Listener) error {
 	if err := s.Start(ctx); err != nil {
-		_ = ln.Close()
+		_ = metrics.Close()
+		if control != nil {
+			_ = control.Close()
+		}
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	servers := []*http.Server{{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}}
+	listeners := []net.Listener{metrics}
+	if control != nil {
+		servers = append(servers, &http.Server{Handler: s.Control(), ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, control)
+	}
+	errc := make(chan error, len(servers))
+	for i := range servers {
+		srv, ln := servers[i], listeners[i]
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("dcgmsim: serve %s: %w", ln.Addr(), err)
+			}
+		}()
+	}
+	s.logServing(metrics, control)
+	var served error
 	select {
-	case err := <-errc:
-		return fmt.Errorf("dcgmsim: serve %s: %w", ln.Addr(), err)
+	case served = <-errc:
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return fmt.Errorf("dcgmsim: shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdown); err != nil && served == nil {
+			served = fmt.Errorf("dcgmsim: shutdown: %w", err)
+		}
 	}
-	return nil
+	return served
+}
+
+func (s *Simulator) logServing(metrics, control net.Listener) {
+	args := []any{"address", metrics.Addr().String(), "control", "off"}
+	if control != nil {
+		args[3] = control.Addr().String()
+	}
+	if s.opts.Node != "" {
+		args = append(args, "node", s.opts.Node)
+		if _, err := s.nodes.Get(s.opts.Node); err != nil {
+			s.opts.Logger.Warn("dcgm-sim: the node does not exist (yet); its GPUs are reported once it does", "node", s.opts.Node)
+		}
+	}
+	s.opts.Logger.Info("dcgm-sim serving", args...)
 }
 
 // GPUs lists the simulated GPUs now, sorted by node and index, with the

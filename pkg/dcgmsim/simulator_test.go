@@ -211,8 +211,15 @@ func TestSimulatorHTTP(t *testing.T) {
 	sim, _, _ := newTestSimulator(t, "")
 	srv := httptest.NewServer(sim.Handler())
 	defer srv.Close()
+	control := httptest.NewServer(sim.Control())
+	defer control.Close()
 
-	code, body := do(t, http.MethodPut, srv.URL+"/load/ml/idle", `{"util": 60}`)
+	// The metrics endpoint does not take loads: that is the control
+	// endpoint's, served on its own (loopback) listener.
+	if code, _ := do(t, http.MethodPut, srv.URL+"/load/ml/idle", `{"util": 60}`); code != http.StatusNotFound && code != http.StatusMethodNotAllowed {
+		t.Errorf("PUT /load on the metrics endpoint: %d, want it not served there", code)
+	}
+	code, body := do(t, http.MethodPut, control.URL+"/load/ml/idle", `{"util": 60}`)
 	if code != http.StatusNoContent {
 		t.Fatalf("PUT: %d %s", code, body)
 	}
@@ -224,7 +231,7 @@ func TestSimulatorHTTP(t *testing.T) {
 	if strings.Contains(body, "go_goroutines") || strings.Contains(body, "process_") {
 		t.Error("/metrics carries Go runtime or process metrics; dcgm-exporter's has none")
 	}
-	code, body = do(t, http.MethodGet, srv.URL+"/load", "")
+	code, body = do(t, http.MethodGet, control.URL+"/load", "")
 	if code != http.StatusOK || !strings.Contains(body, `"namespace":"ml","pod":"idle","util":60,"target":60`) {
 		t.Errorf("GET /load: %d %s", code, body)
 	}

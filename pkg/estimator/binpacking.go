@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -32,6 +33,13 @@ type Estimate struct {
 	Reasons []predicates.Result
 	// LimitReached is set when pods were left over because MaxNodes ran out.
 	LimitReached bool
+	// DeviceUnitsOffered is what one new node offers as DRA accelerator
+	// devices, DeviceUnitsTaken what the placed pods' claims hold of the
+	// new nodes' devices, in whole-device equivalents (dra.Usage).
+	DeviceUnitsOffered, DeviceUnitsTaken float64
+	// OnExisting counts the placed pods that went to existing nodes (see
+	// Pack); they are in Placed and PodCount, not in Requested.
+	OnExisting int
 }
 
 // Pack estimates how many nodes of template t the classes need. Each class
@@ -39,6 +47,14 @@ type Estimate struct {
 // each pod on the first new node it fits, a new node opened when none does.
 // The template's group must be in s. s is forked and reverted: it is
 // unchanged afterwards (its generation moves on).
+//
+// A pod spread over hostnames (a DoNotSchedule topology spread constraint
+// on kubernetes.io/hostname) that fits no new node is tried on the existing
+// nodes before a node is opened for it, as the upstream estimator does:
+// every existing node is a domain, and while it holds no matching pod the
+// skew lets each new node take one pod only. Placing pods there too, as
+// kube-scheduler will once the new nodes raise the minimum, keeps the
+// estimate from opening a node per pod.
 func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts Options) (Estimate, error) {
 	est := Estimate{Placed: make([]int, len(classes)), Reasons: make([]predicates.Result, len(classes))}
 	s.Fork()
@@ -50,6 +66,14 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		return est, err
 	}
 	var nodes []*snapshot.NodeInfo
+	// existing are the snapshot's own nodes, for pods spread over hostnames.
+	var existing []*snapshot.NodeInfo
+	for _, c := range classes {
+		if spreadsOverHostnames(c[0].Pod) {
+			existing = append(existing, s.Nodes()...)
+			break
+		}
+	}
 	// Nodes before firstOpen cannot take even the smallest pod of any class;
 	// skipping them keeps packing linear when every class differs.
 	smallest, firstOpen := smallestRequests(classes), 0
@@ -59,6 +83,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		}
 		pc, cursor := checks[ci], 0
 		monotonic := IsMonotonic(classes[ci][0])
+		hostnameSpread := spreadsOverHostnames(classes[ci][0].Pod)
 		for _, pi := range classes[ci] {
 			placed := false
 			for firstOpen < len(nodes) && full(nodes[firstOpen], &smallest) {
@@ -70,11 +95,22 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 			}
 			for i := start; i < len(nodes); i++ {
 				if pc.Check(nodes[i]).Fits() {
-					if err := s.AddPodInfo(pi, nodes[i].Name()); err != nil {
+					if err := pc.Place(pi, nodes[i]); err != nil {
 						return est, err
 					}
 					placed, cursor = true, i
 					break
+				}
+			}
+			if !placed && hostnameSpread {
+				if ni := firstFit(pc, existing); ni != nil {
+					if err := s.AddPodInfo(pi, ni.Name()); err != nil {
+						return est, err
+					}
+					est.Placed[ci]++
+					est.PodCount++
+					est.OnExisting++
+					continue
 				}
 			}
 			if !placed {
@@ -92,7 +128,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 					// affinity with the pods just placed): stop this class.
 					break
 				}
-				if err := s.AddPodInfo(pi, ni.Name()); err != nil {
+				if err := pc.Place(pi, ni); err != nil {
 					return est, err
 				}
 				cursor = len(nodes) - 1
@@ -103,7 +139,34 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 		}
 	}
 	est.NodeCount = countUsed(nodes, len(t.daemonPods))
+	if len(t.Group.TemplateSlices) > 0 {
+		est.DeviceUnitsOffered = dra.TemplateUsage(t.Group.TemplateSlices).Offered
+		for _, ni := range nodes[:est.NodeCount] {
+			est.DeviceUnitsTaken += dra.NodeUsage(s, ni.Name()).Used
+		}
+	}
 	return est, nil
+}
+
+// spreadsOverHostnames: the pod has a DoNotSchedule topology spread
+// constraint on kubernetes.io/hostname.
+func spreadsOverHostnames(pod *v1.Pod) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.TopologyKey == v1.LabelHostname && c.WhenUnsatisfiable == v1.DoNotSchedule {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFit is the first of nodes the pod fits, or nil.
+func firstFit(pc *predicates.PodCheck, nodes []*snapshot.NodeInfo) *snapshot.NodeInfo {
+	for _, ni := range nodes {
+		if pc.Check(ni).Fits() {
+			return ni
+		}
+	}
+	return nil
 }
 
 // smallestRequests is the least cpu and memory any class asks for.
@@ -183,13 +246,17 @@ func IsMonotonic(pi *snapshot.PodInfo) bool {
 // allocatable, biggest first (first-fit decreasing), ties by input order.
 func largestFirst(classes [][]*snapshot.PodInfo, template *v1.Node) []int {
 	alloc := snapshot.ResourceFromList(template.Status.Allocatable)
+	scale := gpu.ScaleOf(template)
+	offered := scale.Offered(alloc.Scalar)
 	size := make([]float64, len(classes))
 	order := make([]int, len(classes))
 	for i, c := range classes {
 		order[i] = i
 		r := &c[0].Requests
-		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory),
-			share(gpu.Requested(r), gpu.Requested(&alloc)))
+		size[i] = maxShare(share(r.MilliCPU, alloc.MilliCPU), share(r.Memory, alloc.Memory))
+		if offered > 0 && len(r.Scalar) > 0 {
+			size[i] = max(size[i], scale.Units(r.Scalar)/offered)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
 	return order

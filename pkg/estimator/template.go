@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -55,7 +56,8 @@ func ptrTrue() *bool { b := true; return &b }
 // DaemonPods are the DaemonSet pods counted on every new node.
 func (t *Template) DaemonPods() []*snapshot.PodInfo { return t.daemonPods }
 
-// AddNode adds one new node named name, with its DaemonSet pods, to s.
+// AddNode adds one new node named name, with its DaemonSet pods and the
+// ResourceSlices its DRA drivers will publish, to s.
 func (t *Template) AddNode(s *snapshot.Snapshot, name string) (*snapshot.NodeInfo, error) {
 	node := t.Group.Template.DeepCopy()
 	node.Name = name
@@ -65,6 +67,11 @@ func (t *Template) AddNode(s *snapshot.Snapshot, name string) (*snapshot.NodeInf
 	node.Labels[v1.LabelHostname] = name
 	if err := s.AddNodeInGroup(node, t.Group.ID); err != nil {
 		return nil, err
+	}
+	if len(t.Group.TemplateSlices) > 0 {
+		if err := dra.AddForNode(s, t.Group.TemplateSlices, t.Group.Template.Name, name); err != nil {
+			return nil, fmt.Errorf("node group %s: template slices: %w", t.Group.ID, err)
+		}
 	}
 	for _, dp := range t.daemonPods {
 		pi := *dp

@@ -10,8 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
-
+	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -23,6 +22,11 @@ type Option struct {
 	PodCount  int
 	// Requested sums the requests of the pods the new nodes would take.
 	Requested snapshot.Resource
+	// DeviceUnitsOffered is what one new node offers as DRA accelerator
+	// devices, and DeviceUnitsTaken what the pods' claims take of them, in
+	// whole-device equivalents (dra.Units); both zero for groups without
+	// DRA devices.
+	DeviceUnitsOffered, DeviceUnitsTaken float64
 }
 
 // Capacity is the allocatable of the option's new nodes together.
@@ -134,26 +138,32 @@ func (leastNodes) BestOptions(o []Option) []Option {
 }
 
 // leastWaste keeps the options that leave the smallest idle fraction of cpu
-// and memory (and GPUs, when the template has them) on the new nodes.
+// and memory (and accelerators, when the template has them) on the new
+// nodes. Accelerators are compared in whole-device equivalents, so a group
+// of MIG 1g.10gb slices wastes less for 1g.10gb pods than a group of whole
+// GPUs (gpu.Scale), and DRA devices count as the pods' claims take them.
 type leastWaste struct{}
 
-func (leastWaste) Name() string { return "least-waste" }
-func (leastWaste) BestOptions(o []Option) []Option {
-	return keepBest(o, func(x *Option) float64 {
-		capacity := x.Capacity()
-		w := waste(x.Requested.MilliCPU, capacity.MilliCPU) + waste(x.Requested.Memory, capacity.Memory)
-		if g := capacity.Scalar[v1.ResourceName("nvidia.com/gpu")]; g > 0 {
-			w += waste(x.Requested.Scalar["nvidia.com/gpu"], g)
-		}
-		return w
-	})
+func (leastWaste) Name() string                      { return "least-waste" }
+func (s leastWaste) BestOptions(o []Option) []Option { return keepBest(o, s.score) }
+
+func (leastWaste) score(x *Option) float64 {
+	capacity := x.Capacity()
+	w := waste(float64(x.Requested.MilliCPU), float64(capacity.MilliCPU)) +
+		waste(float64(x.Requested.Memory), float64(capacity.Memory))
+	sc := gpu.ScaleOf(x.Group.Template)
+	offered := sc.Offered(capacity.Scalar) + x.DeviceUnitsOffered*float64(x.NodeCount)
+	if offered > 0 {
+		w += waste(sc.Units(x.Requested.Scalar)+x.DeviceUnitsTaken, offered)
+	}
+	return w
 }
 
-func waste(req, capacity int64) float64 {
+func waste(req, capacity float64) float64 {
 	if capacity <= 0 {
 		return 0
 	}
-	return float64(capacity-req) / float64(capacity)
+	return (capacity - req) / capacity
 }
 
 // price keeps the options that cost least per pod scheduled. Groups with no
@@ -162,7 +172,7 @@ func waste(req, capacity int64) float64 {
 type price struct{}
 
 func (price) Name() string { return "price" }
-func (price) BestOptions(o []Option) []Option {
+func (s price) BestOptions(o []Option) []Option {
 	priced := o[:0:0]
 	for _, x := range o {
 		if x.Group.PricePerHour > 0 {
@@ -172,7 +182,9 @@ func (price) BestOptions(o []Option) []Option {
 	if len(priced) == 0 {
 		return o
 	}
-	return keepBest(priced, func(x *Option) float64 {
-		return float64(x.NodeCount) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
-	})
+	return keepBest(priced, s.score)
+}
+
+func (price) score(x *Option) float64 {
+	return float64(x.NodeCount) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
 }

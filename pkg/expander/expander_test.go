@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -94,6 +96,15 @@ func TestPriorityConfigErrorsNameLineAndValue(t *testing.T) {
 		{"ten:\n  - .*\n", "line 1: priority \"ten\" is not an integer"},
 		{"10: .*\n", "line 1: priority 10: want a list"},
 		{"10: [\n", "cluster-autoscaler-priority-expander"},
+		// A nested list or a map item used to become an empty expression,
+		// which matches every group.
+		{"10:\n  - .*ok.*\n  - [a, b]\n", "line 3: priority 10: want a regular expression (a non-empty string), got a list"},
+		{"10:\n  - name: .*gpu.*\n", "line 2: priority 10: want a regular expression (a non-empty string), got a map"},
+		{"10:\n  -\n  - .*ok.*\n", "line 2: priority 10: want a regular expression (a non-empty string), got nothing"},
+		{"10:\n  - \"\"\n", "line 2: priority 10: want a regular expression"},
+		{"10:\n  - .*a.*\n20:\n  - .*b.*\n10:\n  - .*c.*\n", "line 5: priority 10 is given twice (first on line 1)"},
+		{"10:\n  - .*a.*\n010:\n  - .*b.*\n", "line 3: priority 10 is given twice (first on line 1)"},
+		{"[1, 2]:\n  - .*a.*\n", "line 1: a priority must be an integer, got a list"},
 	}
 	for _, tc := range cases {
 		_, err := expander.ParsePriorities(tc.text)
@@ -110,5 +121,84 @@ func TestUnknownExpanderIsRefused(t *testing.T) {
 	}
 	if _, err := expander.NewChain("priority", expander.Config{}); err == nil {
 		t.Error("priority without a ConfigMap accepted")
+	}
+}
+
+// Every option weighed gets a verdict: the expander that dropped it, its
+// score there and the best one, or the random tie-break it lost.
+func TestChooseExplained(t *testing.T) {
+	a := option("a", 3, 10, 20000, 1.0)
+	b := option("b", 2, 12, 8000, 2.0)
+	c := option("c", 5, 12, 39000, 0.5)
+	d := option("d", 5, 12, 39000, 0.5) // c's twin: a tie for random
+	chain, err := expander.NewChain("most-pods,price", expander.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen, ok, verdicts := chain.ChooseExplained([]expander.Option{a, b, c, d})
+	if !ok || len(verdicts) != 4 {
+		t.Fatalf("chosen %v, verdicts %+v", ok, verdicts)
+	}
+	byGroup := map[string]string{}
+	for _, v := range verdicts {
+		byGroup[v.Group] = v.Message()
+	}
+	if byGroup["a"] != "dropped by most-pods: 10 pods, the best had 12 pods" ||
+		byGroup["b"] != "dropped by price: $0.3333/h per pod, the best had $0.2083/h per pod" {
+		t.Errorf("verdicts %v", byGroup)
+	}
+	loser := "c"
+	if chosen.Group.ID == "c" {
+		loser = "d"
+	}
+	if byGroup[chosen.Group.ID] != "chosen" || !strings.Contains(byGroup[loser], "random tie-break") {
+		t.Errorf("chosen %s, verdicts %v", chosen.Group.ID, byGroup)
+	}
+	again, _ := expander.NewChain("most-pods,price", expander.Config{Seed: 1})
+	if plain, _ := again.Choose([]expander.Option{a, b, c, d}); plain.Group.ID != chosen.Group.ID {
+		t.Errorf("Choose picked %s where ChooseExplained picked %s with the same seed", plain.Group.ID, chosen.Group.ID)
+	}
+}
+
+// TestLeastWasteOverPartitions: seven 1g.10gb pods waste nothing on a node
+// of seven MIG slices and six sevenths of a whole-GPU node each; the MIG
+// group wins although it offers fewer "GPUs" by count.
+func TestLeastWasteOverPartitions(t *testing.T) {
+	mk := func(id string, tmpl *v1.Node, nodes int, req snapshot.Resource) expander.Option {
+		g := builder.NodeGroup(id).Template(tmpl).Build()
+		return expander.Option{Group: &g, NodeCount: nodes, PodCount: 7, Requested: req}
+	}
+	cpuMem := snapshot.Resource{MilliCPU: 7000, Memory: 14 << 30}
+	mig := cpuMem.Clone()
+	mig.Scalar = map[v1.ResourceName]int64{"nvidia.com/mig-1g.10gb": 7}
+	whole := cpuMem.Clone()
+	whole.Scalar = map[v1.ResourceName]int64{"nvidia.com/gpu": 7}
+	migGroup := mk("mig", builder.Node("t1").CPU("8").Memory("16Gi").Allocatable("nvidia.com/mig-1g.10gb", "7").Build(), 1, mig)
+	wholeGroup := mk("whole", builder.Node("t2").CPU("8").Memory("16Gi").GPU(1).Build(), 7, whole)
+	if got := choose(t, "least-waste", expander.Config{}, wholeGroup, migGroup); got != "mig" {
+		t.Errorf("least-waste chose %s, want mig", got)
+	}
+	// DRA devices: two options alike but for what their devices leave idle.
+	a := mk("dra-8", builder.Node("t3").CPU("8").Memory("16Gi").Build(), 1, cpuMem)
+	a.DeviceUnitsOffered, a.DeviceUnitsTaken = 8, 7
+	b := mk("dra-7", builder.Node("t4").CPU("8").Memory("16Gi").Build(), 1, cpuMem)
+	b.DeviceUnitsOffered, b.DeviceUnitsTaken = 7, 7
+	if got := choose(t, "least-waste", expander.Config{}, a, b); got != "dra-7" {
+		t.Errorf("least-waste chose %s, want dra-7", got)
+	}
+}
+
+// TestLeastWasteCountsEveryAccelerator: two AMD groups alike in cpu and
+// memory; the one whose GPUs the pods fill wins under every seed.
+func TestLeastWasteCountsEveryAccelerator(t *testing.T) {
+	req := snapshot.Resource{MilliCPU: 8000, Memory: 16 << 30, Scalar: map[v1.ResourceName]int64{"amd.com/gpu": 2}}
+	mk := func(id, gpus string) expander.Option {
+		g := builder.NodeGroup(id).Template(builder.Node("t-"+id).CPU("8").Memory("16Gi").Allocatable("amd.com/gpu", gpus).Build()).Build()
+		return expander.Option{Group: &g, NodeCount: 1, PodCount: 2, Requested: req}
+	}
+	for seed := int64(0); seed < 10; seed++ {
+		if got := choose(t, "least-waste", expander.Config{Seed: seed}, mk("a-eight", "8"), mk("b-two", "2")); got != "b-two" {
+			t.Errorf("seed %d: least-waste chose %s, want b-two", seed, got)
+		}
 	}
 }

@@ -51,27 +51,66 @@ func ParsePriorities(text string) (*Priorities, error) {
 		return nil, fmt.Errorf("%s: line %d: want a map of priority to list of expressions", PriorityConfigMapName, m.Line)
 	}
 	p := &Priorities{}
+	firstLine := map[int]int{} // priority -> the line that gave it
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("%s: line %d: a priority must be an integer, got %s", PriorityConfigMapName, k.Line, kindName(k))
+		}
 		prio, err := strconv.Atoi(k.Value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: priority %q is not an integer", PriorityConfigMapName, k.Line, k.Value)
 		}
-		if v.Kind != yaml.SequenceNode {
-			return nil, fmt.Errorf("%s: line %d: priority %d: want a list of expressions", PriorityConfigMapName, v.Line, prio)
+		if line, dup := firstLine[prio]; dup {
+			return nil, fmt.Errorf("%s: line %d: priority %d is given twice (first on line %d); list all its expressions under one key",
+				PriorityConfigMapName, k.Line, prio, line)
 		}
-		level := priorityLevel{priority: prio}
-		for _, e := range v.Content {
-			re, err := regexp.Compile(e.Value)
-			if err != nil {
-				return nil, fmt.Errorf("%s: line %d: expression %q: %v", PriorityConfigMapName, e.Line, e.Value, err)
-			}
-			level.patterns = append(level.patterns, re)
+		firstLine[prio] = k.Line
+		level, err := parseLevel(prio, v)
+		if err != nil {
+			return nil, err
 		}
 		p.levels = append(p.levels, level)
 	}
 	sort.SliceStable(p.levels, func(i, j int) bool { return p.levels[i].priority > p.levels[j].priority })
 	return p, nil
+}
+
+// parseLevel reads one priority's list. Every item must be a non-empty
+// string: a nested list, a map or a null item would otherwise turn into an
+// empty expression, which matches every group.
+func parseLevel(prio int, v *yaml.Node) (priorityLevel, error) {
+	if v.Kind != yaml.SequenceNode {
+		return priorityLevel{}, fmt.Errorf("%s: line %d: priority %d: want a list of expressions", PriorityConfigMapName, v.Line, prio)
+	}
+	level := priorityLevel{priority: prio}
+	for _, e := range v.Content {
+		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" || e.Value == "" {
+			return priorityLevel{}, fmt.Errorf("%s: line %d: priority %d: want a regular expression (a non-empty string), got %s",
+				PriorityConfigMapName, e.Line, prio, kindName(e))
+		}
+		re, err := regexp.Compile(e.Value)
+		if err != nil {
+			return priorityLevel{}, fmt.Errorf("%s: line %d: expression %q: %v", PriorityConfigMapName, e.Line, e.Value, err)
+		}
+		level.patterns = append(level.patterns, re)
+	}
+	return level, nil
+}
+
+// kindName says what a YAML node is, for messages.
+func kindName(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.MappingNode:
+		return "a map"
+	case n.Kind == yaml.AliasNode:
+		return "an alias"
+	case n.Tag == "!!null" || n.Value == "":
+		return "nothing (an empty item)"
+	}
+	return fmt.Sprintf("%q", n.Value)
 }
 
 // Priority returns the priority of a group name and whether any expression matched.

@@ -84,6 +84,7 @@ func (e *Explainer) replay(ctx context.Context, h *autoscalingv2.HorizontalPodAu
 		r.add("model: cannot read the target: %v", err)
 		return
 	}
+	e.unservedPods(ctx, h.Namespace, model.Spec(), in, r)
 	d, err := model.Step(in)
 	if err != nil {
 		r.add("model: %v", err)

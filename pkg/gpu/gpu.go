@@ -1,7 +1,15 @@
-// Package gpu knows how GPUs show up on Kubernetes nodes and pods: the
-// nvidia.com/gpu resource and MIG profiles the device plugin advertises, and
-// the labels cloud providers and GPU operators put on accelerator nodes
-// before the device plugin has started.
+// Package gpu is the one place that knows how accelerators show up on
+// Kubernetes nodes and pods: the extended resources device plugins advertise
+// (NVIDIA GPUs and MIG profiles, AMD GPUs, AWS Neuron devices and cores,
+// Google TPUs, Intel Gaudi and GPUs), the labels clouds and GPU operators put
+// on accelerator nodes before any device plugin runs, the DRA drivers that
+// publish accelerators as ResourceSlices, and how partitions (MIG, time
+// slicing) relate to whole devices.
+//
+// "GPU" in this package and in the rest of gpuscale means any of these
+// accelerators: every GPU-aware rule (upcoming nodes, CPU pods kept off
+// accelerator groups, the scale-down GPU threshold, --gpu-total) applies to
+// all of them.
 package gpu
 
 import (
@@ -15,47 +23,81 @@ import (
 // ResourceName is the whole-GPU resource of NVIDIA's device plugin.
 const ResourceName v1.ResourceName = "nvidia.com/gpu"
 
-// migPrefix starts every MIG profile resource, e.g. nvidia.com/mig-1g.10gb.
-const migPrefix = "nvidia.com/mig-"
-
-// Labels that mark an accelerator node from the moment it registers, before
-// its device plugin advertises any GPU.
+// Accelerator resources advertised by device plugins.
 const (
-	LabelGKEAccelerator = "cloud.google.com/gke-accelerator"
-	LabelEKSAccelerator = "k8s.amazonaws.com/accelerator"
-	LabelGPUPresent     = "nvidia.com/gpu.present"
-	LabelGPUProduct     = "nvidia.com/gpu.product"
+	// ResourceNVIDIAShared is nvidia.com/gpu renamed by the NVIDIA device
+	// plugin's time-slicing or MPS sharing (renameByDefault: true).
+	ResourceNVIDIAShared v1.ResourceName = "nvidia.com/gpu.shared"
+	ResourceAMD          v1.ResourceName = "amd.com/gpu"
+	// ResourceNeuron and ResourceNeuronDevice are whole Inferentia or
+	// Trainium devices (the Neuron device plugin advertises both names);
+	// ResourceNeuronCore is one NeuronCore of a device.
+	ResourceNeuron       v1.ResourceName = "aws.amazon.com/neuron"
+	ResourceNeuronDevice v1.ResourceName = "aws.amazon.com/neurondevice"
+	ResourceNeuronCore   v1.ResourceName = "aws.amazon.com/neuroncore"
+	ResourceTPU          v1.ResourceName = "google.com/tpu"
+	ResourceGaudi        v1.ResourceName = "habana.ai/gaudi"
+	ResourceIntelI915    v1.ResourceName = "gpu.intel.com/i915"
+	ResourceIntelXe      v1.ResourceName = "gpu.intel.com/xe"
 )
 
-var acceleratorLabels = [...]string{LabelGKEAccelerator, LabelEKSAccelerator, LabelGPUPresent, LabelGPUProduct}
+// MIGPrefix starts every MIG profile resource of the NVIDIA device plugin's
+// mixed strategy, e.g. nvidia.com/mig-1g.10gb.
+const MIGPrefix = "nvidia.com/mig-"
 
-// IsGPUResource reports whether name is a GPU: whole GPUs or a MIG profile.
-func IsGPUResource(name v1.ResourceName) bool {
-	return name == ResourceName || strings.HasPrefix(string(name), migPrefix)
-}
+// Kind says what one unit of an accelerator resource is.
+type Kind uint8
 
-// HasAcceleratorLabel reports whether the node carries one of the labels
-// that mark GPU nodes.
-func HasAcceleratorLabel(node *v1.Node) bool {
-	for _, l := range acceleratorLabels {
-		if v, ok := node.Labels[l]; ok && v != "false" {
-			return true
-		}
+// Kinds of accelerator resources.
+const (
+	// NotAccelerator: the resource is not an accelerator.
+	NotAccelerator Kind = iota
+	// Device: one whole accelerator (a GPU, a Neuron device, a TPU chip).
+	Device
+	// MIGSlice: one MIG instance of an NVIDIA GPU.
+	MIGSlice
+	// Core: one NeuronCore, a share of a Neuron device.
+	Core
+	// SharedReplica: one time-sliced or MPS replica of a GPU under a
+	// renamed resource (nvidia.com/gpu.shared).
+	SharedReplica
+)
+
+// KindOf classifies an extended resource name. Plain loops call it for
+// every scalar of a pod, so it is a switch, not a map.
+func KindOf(name v1.ResourceName) Kind {
+	switch name {
+	case ResourceName, ResourceAMD, ResourceNeuron, ResourceNeuronDevice, ResourceTPU, ResourceGaudi,
+		ResourceIntelI915, ResourceIntelXe:
+		return Device
+	case ResourceNeuronCore:
+		return Core
+	case ResourceNVIDIAShared:
+		return SharedReplica
 	}
-	return false
+	if strings.HasPrefix(string(name), MIGPrefix) {
+		return MIGSlice
+	}
+	return NotAccelerator
 }
 
-// IsGPUNode reports whether the node has GPUs: allocatable or capacity GPU
-// resources, or an accelerator label (a node whose device plugin has not yet
-// advertised its GPUs still is a GPU node).
+// IsGPUResource reports whether name is an accelerator resource: a whole
+// device, a MIG slice, a NeuronCore or a shared replica.
+func IsGPUResource(name v1.ResourceName) bool { return KindOf(name) != NotAccelerator }
+
+// IsGPUNode reports whether the node has accelerators: allocatable or
+// capacity accelerator resources, or an accelerator label (a node whose
+// device plugin has not yet advertised anything still is a GPU node).
 func IsGPUNode(node *v1.Node) bool {
 	return Allocatable(node) > 0 || Capacity(node) > 0 || HasAcceleratorLabel(node)
 }
 
-// Allocatable is the node's allocatable GPU count, MIG slices included.
+// Allocatable is the node's allocatable accelerator resources summed:
+// devices, MIG slices, NeuronCores and replicas alike. It answers "has the
+// device plugin advertised anything?"; Units answers "how much?".
 func Allocatable(node *v1.Node) int64 { return count(node.Status.Allocatable) }
 
-// Capacity is the node's GPU capacity, MIG slices included.
+// Capacity is Allocatable for the node's capacity.
 func Capacity(node *v1.Node) int64 { return count(node.Status.Capacity) }
 
 func count(rl v1.ResourceList) int64 {
@@ -68,7 +110,7 @@ func count(rl v1.ResourceList) int64 {
 	return n
 }
 
-// Requested sums the GPU resources (MIG slices included) in r.
+// Requested sums the accelerator resources in r, every kind counted as one.
 func Requested(r *snapshot.Resource) int64 {
 	var n int64
 	for name, v := range r.Scalar {
@@ -79,9 +121,21 @@ func Requested(r *snapshot.Resource) int64 {
 	return n
 }
 
-// Awaiting reports whether a GPU node has registered but its device plugin
-// has not advertised its GPUs yet: it carries an accelerator label (or GPU
-// capacity) but no allocatable GPU.
-func Awaiting(node *v1.Node) bool {
-	return Allocatable(node) == 0 && (HasAcceleratorLabel(node) || Capacity(node) > 0)
+// DRA drivers that publish accelerators as ResourceSlices.
+const (
+	DriverNVIDIA = "gpu.nvidia.com"
+	DriverAMD    = "gpu.amd.com"
+	DriverIntel  = "gpu.intel.com"
+	DriverGaudi  = "gaudi.intel.com"
+)
+
+// IsAcceleratorDriver reports whether a DRA driver publishes accelerators.
+// Other drivers (NICs, NVIDIA's compute-domain.nvidia.com) publish devices
+// that do not make a node an accelerator node.
+func IsAcceleratorDriver(driver string) bool {
+	switch driver {
+	case DriverNVIDIA, DriverAMD, DriverIntel, DriverGaudi:
+		return true
+	}
+	return false
 }

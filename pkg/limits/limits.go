@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -48,19 +50,16 @@ type Totals struct {
 	GPUsByType map[string]int64
 }
 
-// Type names the GPU type of a node: the accelerator label value where one
-// is set (nvidia-tesla-a100, nvidia-a10g), otherwise "nvidia.com/gpu".
-func Type(node *v1.Node) string {
-	for _, l := range []string{gpu.LabelGKEAccelerator, gpu.LabelEKSAccelerator, gpu.LabelGPUProduct} {
-		if v := node.Labels[l]; v != "" {
-			return v
-		}
-	}
-	return string(gpu.ResourceName)
-}
+// Type names the accelerator type of a node, as --gpu-total bounds it: the
+// accelerator label value where one is set (nvidia-tesla-a100,
+// nvidia-a10g, tpu-v6e-slice), otherwise its accelerator resource
+// (amd.com/gpu), otherwise "nvidia.com/gpu" (see gpu.Type).
+func Type(node *v1.Node) string { return gpu.Type(node) }
 
 // NodeTotals is what one node contributes, from its capacity (allocatable
-// where capacity is not set).
+// where capacity is not set). Accelerators count as whole devices: seven
+// MIG slices of one GPU are one GPU, four time-sliced replicas of one GPU
+// are one (gpu.Devices).
 func NodeTotals(node *v1.Node) Totals {
 	rl := node.Status.Capacity
 	if len(rl) == 0 {
@@ -69,19 +68,57 @@ func NodeTotals(node *v1.Node) Totals {
 	t := Totals{Nodes: 1}
 	t.MilliCPU = rl.Cpu().MilliValue()
 	t.Memory = rl.Memory().Value()
-	if n := gpu.Capacity(node); n > 0 {
-		t.GPUsByType = map[string]int64{Type(node): n}
-	} else if n := gpu.Allocatable(node); n > 0 {
+	if n := gpu.Devices(node); n > 0 {
 		t.GPUsByType = map[string]int64{Type(node): n}
 	}
 	return t
+}
+
+// NodeTotalsIn is NodeTotals plus the DRA accelerator devices the node
+// published in s, counted as whole devices under the node's accelerator
+// type (its type label, else the DRA driver's name).
+func NodeTotalsIn(s *snapshot.Snapshot, ni *snapshot.NodeInfo) Totals {
+	t := NodeTotals(ni.Node)
+	if s.HasDRA() {
+		addDevices(&t, ni.Node, s.NodeResourceSlices(ni.Name()))
+	}
+	return t
+}
+
+// TemplateTotals is what one new node of the group adds: its template
+// node, and the accelerators of its template slices.
+func TemplateTotals(g *snapshot.NodeGroup) Totals {
+	t := NodeTotals(g.Template)
+	addDevices(&t, g.Template, g.TemplateSlices)
+	return t
+}
+
+func addDevices(t *Totals, node *v1.Node, slices []*resourceapi.ResourceSlice) {
+	u := dra.TemplateUsage(slices)
+	n := int64(math.Round(u.Offered))
+	if n <= 0 {
+		return
+	}
+	typ := Type(node)
+	if gpu.Devices(node) == 0 && typ == string(gpu.ResourceName) {
+		for _, sl := range slices {
+			if gpu.IsAcceleratorDriver(sl.Spec.Driver) {
+				typ = sl.Spec.Driver
+				break
+			}
+		}
+	}
+	if t.GPUsByType == nil {
+		t.GPUsByType = map[string]int64{}
+	}
+	t.GPUsByType[typ] += n
 }
 
 // Of sums the nodes of a snapshot.
 func Of(s *snapshot.Snapshot) Totals {
 	var t Totals
 	for _, ni := range s.Nodes() {
-		t.Add(NodeTotals(ni.Node), 1)
+		t.Add(NodeTotalsIn(s, ni), 1)
 	}
 	return t
 }

@@ -4,9 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 func TestHeadroomNamesTheBindingLimit(t *testing.T) {
@@ -68,5 +71,55 @@ func TestParse(t *testing.T) {
 	}
 	if _, _, err := limits.ParseGPUTotal("a100:16"); err == nil {
 		t.Error("ParseGPUTotal accepted two fields")
+	}
+}
+
+// TestNodeTotalsCountWholeAccelerators: --gpu-total bounds devices of every
+// accelerator kind, and partitions or replicas of one GPU are one GPU.
+func TestNodeTotalsCountWholeAccelerators(t *testing.T) {
+	cases := []struct {
+		name, typ string
+		node      *v1.Node
+		want      int64
+	}{
+		{"MIG slices of one A100", "nvidia-tesla-a100", builder.Node("n").Label(gpu.LabelGKEAccelerator, "nvidia-tesla-a100").
+			Allocatable("nvidia.com/mig-1g.5gb", "7").Build(), 1},
+		{"GKE time-sharing", "nvidia-l4", builder.Node("n").Label(gpu.LabelGKEAccelerator, "nvidia-l4").
+			Label(gpu.LabelGKEMaxSharedClients, "4").GPU(8).Build(), 2},
+		{"TPU chips", "tpu-v6e-slice", builder.Node("n").Label(gpu.LabelGKETPUAccelerator, "tpu-v6e-slice").
+			Allocatable("google.com/tpu", "4").Build(), 4},
+		{"Neuron devices and their cores", "aws-inferentia2", builder.Node("n").Label(gpu.LabelEKSAccelerator, "aws-inferentia2").
+			Allocatable("aws.amazon.com/neuron", "12").Allocatable("aws.amazon.com/neuroncore", "24").Build(), 12},
+		{"unlabelled AMD GPUs", "amd.com/gpu", builder.Node("n").Allocatable("amd.com/gpu", "8").Build(), 8},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := limits.NodeTotals(tc.node).GPUsByType
+			if len(got) != 1 || got[tc.typ] != tc.want {
+				t.Errorf("GPUsByType = %v, want %s: %d", got, tc.typ, tc.want)
+			}
+		})
+	}
+}
+
+// TestDRADevicesCount: accelerators published as ResourceSlices count
+// against --gpu-total like advertised ones, under the node's type label or
+// else the driver's name.
+func TestDRADevicesCount(t *testing.T) {
+	g := builder.NodeGroup("dra").Template(builder.Node("template-dra").Build()).
+		TemplateSlices(builder.NodeSlice("template-dra", "gpu.nvidia.com", builder.Devices("gpu-", 8)...),
+			builder.NodeSlice("template-dra", "nic.example.com", builder.Devices("nic-", 4)...)).Build()
+	if got := limits.TemplateTotals(&g).GPUsByType; len(got) != 1 || got["gpu.nvidia.com"] != 8 {
+		t.Errorf("template totals %v, want gpu.nvidia.com: 8", got)
+	}
+	s := snapshot.New()
+	if err := s.AddNode(builder.Node("n").Label(gpu.LabelGKEAccelerator, "nvidia-h100-80gb").Build()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetResourceSlice(builder.NodeSlice("n", "gpu.nvidia.com", builder.Devices("gpu-", 4)...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := limits.Of(s).GPUsByType; got["nvidia-h100-80gb"] != 4 {
+		t.Errorf("cluster totals %v, want nvidia-h100-80gb: 4", got)
 	}
 }

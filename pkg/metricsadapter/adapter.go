@@ -204,7 +204,7 @@ func Run(ctx context.Context, o *Options) error {
 	o.Base.WithCustomMetrics(p)
 	o.Base.WithExternalMetrics(p)
 	go p.Run(ctx)
-	log.Info("serving custom and external metrics", "prometheus", rules.PrometheusURL,
+	log.Info("serving custom and external metrics", "prometheus", client.URL(),
 		"rules", len(rules.Custom), "externalRules", len(rules.External), "relistInterval", o.RelistInterval)
 	return o.Base.Run(ctx)
 }

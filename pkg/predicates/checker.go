@@ -1,8 +1,11 @@
 // Package predicates answers whether a pod can be placed on a node the way
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
-// nodes, host ports, volume zones, topology spread (DoNotSchedule) and
-// required inter-pod affinity and anti-affinity.
+// nodes, host ports, volume zones, topology spread (DoNotSchedule),
+// required inter-pod affinity and anti-affinity, and Dynamic Resource
+// Allocation (devices for the pod's ResourceClaims, allocated by
+// k8s.io/dynamic-resource-allocation's structured allocator as
+// kube-scheduler's DynamicResources plugin does).
 //
 // Prepare does per pod what the scheduler does in PreFilter; Check does per
 // node what it does in Filter and allocates nothing. A PodCheck follows the
@@ -23,6 +26,8 @@ import (
 // Checker checks pods against the nodes of one snapshot.
 type Checker struct {
 	snap *snapshot.Snapshot
+	// dra is made for the first pod with resource claims.
+	dra *draEnv
 }
 
 // New returns a Checker over s.
@@ -31,9 +36,11 @@ func New(s *snapshot.Snapshot) *Checker { return &Checker{snap: s} }
 // PodCheck is one pod made ready to be checked against many nodes.
 // It is not safe for concurrent use.
 type PodCheck struct {
-	snap *snapshot.Snapshot
-	pi   *snapshot.PodInfo
-	pod  *v1.Pod
+	// checker holds the snapshot (checker.snap) and the DRA allocator's
+	// shared state.
+	checker *Checker
+	pi      *snapshot.PodInfo
+	pod     *v1.Pod
 
 	scalars                []scalarRequest
 	nodeAffinity           nodeaffinity.RequiredNodeAffinity
@@ -47,6 +54,9 @@ type PodCheck struct {
 	volumes    []volumeTopology
 	spread     spreadState
 	affinity   affinityState
+	// dra is set for pods with resource claims only: the others pay
+	// nothing for Dynamic Resource Allocation.
+	dra *draCheck
 }
 
 type scalarRequest struct {
@@ -71,7 +81,10 @@ func (c *Checker) Prepare(pod *v1.Pod) (*PodCheck, error) {
 // PreparePodInfo is Prepare for a pod whose PodInfo is already computed.
 func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pod := pi.Pod
-	pc := &PodCheck{snap: c.snap, pi: pi, pod: pod}
+	pc := &PodCheck{checker: c, pi: pi, pod: pod}
+	if len(pod.Spec.ResourceClaims) > 0 {
+		pc.dra = &draCheck{}
+	}
 	for name, q := range pi.Requests.Scalar {
 		if q != 0 {
 			pc.scalars = append(pc.scalars, scalarRequest{name, q})
@@ -92,7 +105,7 @@ func (pc *PodCheck) PodInfo() *snapshot.PodInfo { return pc.pi }
 // Check tells whether the pod fits on ni, and if not, why. The first failing
 // predicate is reported, in kube-scheduler's filter order.
 func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
-	if !pc.fresh || pc.generation != pc.snap.Generation() {
+	if !pc.fresh || pc.generation != pc.checker.snap.Generation() {
 		pc.refresh()
 	}
 	if !pc.podFailure.Fits() {
@@ -107,7 +120,10 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.spread.check(pc.pod, ni.Node); !r.Fits() {
 		return r
 	}
-	return pc.affinity.check(pc.pod, ni.Node)
+	if r := pc.affinity.check(pc.pod, ni.Node); !r.Fits() || pc.dra == nil {
+		return r
+	}
+	return pc.checkDRA(ni)
 }
 
 // CheckNodeLocal runs only the checks that depend on the node alone
@@ -118,7 +134,7 @@ func (pc *PodCheck) CheckNodeLocal(ni *snapshot.NodeInfo) Result { return pc.che
 // refresh recomputes the state that depends on other pods, nodes, volumes
 // and namespaces: what kube-scheduler computes in PreFilter.
 func (pc *PodCheck) refresh() {
-	pc.generation = pc.snap.Generation()
+	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
 	pc.volumes = pc.volumes[:0]
@@ -126,6 +142,9 @@ func (pc *PodCheck) refresh() {
 		pc.podFailure = r
 		return
 	}
-	pc.spread.prepare(pc.snap, pc.pod, pc.nodeAffinity)
-	pc.affinity.prepare(pc.snap, pc.pi)
+	pc.spread.prepare(pc.checker.snap, pc.pod, pc.nodeAffinity)
+	pc.affinity.prepare(pc.checker.snap, pc.pi)
+	if pc.dra != nil {
+		pc.podFailure = pc.prepareDRA()
+	}
 }

@@ -23,10 +23,11 @@ const (
 	VolumeZone
 	PodTopologySpread
 	InterPodAffinity
+	DynamicResources
 )
 
 var predicateNames = [...]string{"", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-	"NodePorts", "NodeResourcesFit", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}
+	"NodePorts", "NodeResourcesFit", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 
 func (p Predicate) String() string { return predicateNames[p] }
 
@@ -51,6 +52,10 @@ const (
 	ReasonAntiAffinity
 	ReasonExistingAntiAffinity
 	ReasonInvalidPod
+	ReasonClaimUnavailable
+	ReasonClaimNotOnNode
+	ReasonCannotAllocate
+	ReasonInvalidClaim
 )
 
 // Result is the outcome of checking one pod against one node. The zero
@@ -119,6 +124,17 @@ func (r Result) Message(subject string) string {
 		return fmt.Sprintf("a pod matching the pod's required anti-affinity is in %s's %s domain", subject, r.Detail)
 	case ReasonExistingAntiAffinity:
 		return fmt.Sprintf("the required anti-affinity of a pod in %s's %s domain excludes this pod", subject, r.Detail)
+	case ReasonClaimUnavailable:
+		return r.Detail
+	case ReasonClaimNotOnNode:
+		return fmt.Sprintf("a resource claim of the pod is allocated to devices %s cannot reach", subject)
+	case ReasonCannotAllocate:
+		if r.Detail != "" {
+			return fmt.Sprintf("%s cannot satisfy the pod's resource claims: %s", subject, r.Detail)
+		}
+		return fmt.Sprintf("%s cannot satisfy the pod's resource claims (no matching free devices)", subject)
+	case ReasonInvalidClaim:
+		return "the pod's resource claims cannot be allocated anywhere: " + r.Detail
 	}
 	return r.Predicate.String()
 }

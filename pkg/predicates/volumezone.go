@@ -50,7 +50,7 @@ func (pc *PodCheck) addClaimTopology(claim string) Result {
 	if claim == "" {
 		return fail("a volume names a PersistentVolumeClaim with no name")
 	}
-	pvc := pc.snap.PersistentVolumeClaim(pc.pod.Namespace, claim)
+	pvc := pc.checker.snap.PersistentVolumeClaim(pc.pod.Namespace, claim)
 	if pvc == nil {
 		return fail("PersistentVolumeClaim %s/%s not found", pc.pod.Namespace, claim)
 	}
@@ -59,7 +59,7 @@ func (pc *PodCheck) addClaimTopology(claim string) Result {
 		if class == "" {
 			return fail("PersistentVolumeClaim %s/%s is unbound and names no storage class", pvc.Namespace, claim)
 		}
-		sc := pc.snap.StorageClass(class)
+		sc := pc.checker.snap.StorageClass(class)
 		switch {
 		case sc == nil:
 			return fail("StorageClass %s of PersistentVolumeClaim %s/%s not found", class, pvc.Namespace, claim)
@@ -70,7 +70,7 @@ func (pc *PodCheck) addClaimTopology(claim string) Result {
 		}
 		return fail("PersistentVolumeClaim %s/%s is not bound yet", pvc.Namespace, claim)
 	}
-	pv := pc.snap.PersistentVolume(pvc.Spec.VolumeName)
+	pv := pc.checker.snap.PersistentVolume(pvc.Spec.VolumeName)
 	if pv == nil {
 		return fail("PersistentVolume %s of claim %s/%s not found", pvc.Spec.VolumeName, pvc.Namespace, claim)
 	}

@@ -72,6 +72,8 @@ func (s *session) drainVerdicts(i int32) (blocked bool, moving int) {
 			kind = verdictMove
 			moving++
 			st.budgeted = st.budgeted || s.dctx.Budgets.Covers(pi.Pod)
+		case v.Outcome == drain.Wait:
+			st.noteOnCompletion(pi.Pod)
 		case v.Code == drain.CodeDaemonSetPod:
 			kind = verdictDaemonSet
 		}
@@ -109,4 +111,11 @@ func (s *session) buildDestinations() {
 		}
 	}
 	s.sim.AddOrder(s.dests)
+}
+
+// noteOnCompletion remembers the first pod the node must wait for.
+func (st *nodeState) noteOnCompletion(pod *v1.Pod) {
+	if st.onCompletion == nil {
+		st.onCompletion = pod
+	}
 }

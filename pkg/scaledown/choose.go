@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
 // choose decides, for each unneeded node, whether it goes now or waits:
@@ -32,6 +34,10 @@ func (s *session) choose() {
 		switch wait := since.Add(need).Sub(now); {
 		case wait > 0:
 			s.wait(r, since, wait, waitReason(st), s.waitMessage(st, now.Sub(since), need, from))
+		case st.onCompletion != nil:
+			s.wait(r, since, 0, ReasonOnCompletionPod, fmt.Sprintf(
+				"unneeded long enough, but pod %s/%s is annotated %s=%s: the node is removed once it has completed",
+				st.onCompletion.Namespace, st.onCompletion.Name, drain.AnnotationSafeToEvict, drain.SafeToEvictOnCompletion))
 		case !until.IsZero():
 			s.wait(r, since, 0, ReasonCooldown, "unneeded long enough, but scale-down is paused until "+
 				until.UTC().Format(time.RFC3339)+": "+why)

@@ -24,17 +24,17 @@ func (s *session) classifyNodes() {
 		node := st.ni.Node
 		st.group = s.snap.NodeGroup(st.ni.Group)
 		st.ready = NodeReady(node)
-		// The same test scale-up uses (the group's template has GPUs, the
-		// node none yet), plus accelerator labels for unmanaged templates:
-		// a node whose device plugin is still starting is not idle.
-		st.awaitingGPU = gpu.Awaiting(node) ||
-			(st.group != nil && st.group.Template != nil && clusterstate.AwaitingGPU(node, st.group.Template))
+		// The same test scale-up uses (the node advertises less than its
+		// group's template: no GPUs yet, MIG partitions or time-sliced
+		// replicas not made yet), plus accelerator labels for unmanaged
+		// templates: a node whose device plugin is still starting is not idle.
+		st.awaitingGPU = gpu.Awaiting(node) || clusterstate.AwaitingDevices(s.snap, st.ni, st.group)
 		deleting := s.beingDeleted(node)
 		// Pods are only simulated onto nodes that can run them now and will
 		// stay: Ready, and not on their way out.
 		st.dest = st.ready && !deleting
 		if !deleting {
-			s.room.count(st)
+			s.room.count(s, st)
 		}
 		if reason, msg := s.eligibility(st, deleting); reason != "" {
 			s.keep(int32(i), reason, msg)
@@ -70,7 +70,7 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		return "", ""
 	}
 	g := s.opts.forGroup(st.group)
-	st.util = nodeUtilization(st.ni, utilizationOptions{ignoreDaemonSets: g.ignoreDaemonSets,
+	st.util = snapshotUtilization(s.snap, st.ni, utilizationOptions{ignoreDaemonSets: g.ignoreDaemonSets,
 		ignoreMirror: s.opts.IgnoreMirrorPodsUtilization, cutoff: s.opts.ExpendablePodsPriorityCutoff}, s.in.Now)
 	threshold, from := g.threshold, g.thresholdFrom
 	if st.util.GPUNode {

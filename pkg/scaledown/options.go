@@ -59,6 +59,14 @@ type Options struct {
 	// SkipNodesWithCustomControllerPods
 	// (--skip-nodes-with-custom-controller-pods, true).
 	SkipNodesWithCustomControllerPods bool
+	// BlockingSystemPodDisruptionTimeout
+	// (--blocking-system-pod-distruption-timeout, 1h): a kube-system pod
+	// without a PodDisruptionBudget blocks its node only this long after
+	// its creation.
+	BlockingSystemPodDisruptionTimeout time.Duration
+	// MinReplicaCount (--min-replica-count, 0): a pod whose ReplicaSet or
+	// ReplicationController asks for fewer replicas blocks its node.
+	MinReplicaCount int
 	// ExpendablePodsPriorityCutoff (--expendable-pods-priority-cutoff, -10):
 	// pods with a lower priority neither block a node, count towards its
 	// utilization, nor take room on other nodes.
@@ -97,26 +105,27 @@ type Options struct {
 func DefaultOptions() Options {
 	d := drain.DefaultOptions()
 	return Options{
-		UtilizationThreshold:              0.5,
-		GPUUtilizationThreshold:           0.5,
-		UnneededTime:                      10 * time.Minute,
-		UnreadyTime:                       20 * time.Minute,
-		UnreadyEnabled:                    true,
-		DelayAfterAdd:                     10 * time.Minute,
-		DelayAfterDelete:                  0,
-		DelayAfterFailure:                 3 * time.Minute,
-		MaxScaleDownParallelism:           10,
-		MaxDrainParallelism:               1,
-		NonEmptyCandidatesCount:           30,
-		SkipNodesWithLocalStorage:         d.SkipNodesWithLocalStorage,
-		SkipNodesWithSystemPods:           d.SkipNodesWithSystemPods,
-		SkipNodesWithCustomControllerPods: d.SkipNodesWithCustomControllerPods,
-		ExpendablePodsPriorityCutoff:      d.ExpendablePodsPriorityCutoff,
-		DaemonSetEvictionForOccupiedNodes: true,
-		MaxGracefulTerminationSec:         600,
-		MaxCloudProviderNodeDeletionTime:  5 * time.Minute,
-		MaxBulkSoftTaintCount:             10,
-		Limits:                            limits.Default(),
+		UtilizationThreshold:               0.5,
+		GPUUtilizationThreshold:            0.5,
+		UnneededTime:                       10 * time.Minute,
+		UnreadyTime:                        20 * time.Minute,
+		UnreadyEnabled:                     true,
+		DelayAfterAdd:                      10 * time.Minute,
+		DelayAfterDelete:                   0,
+		DelayAfterFailure:                  3 * time.Minute,
+		MaxScaleDownParallelism:            10,
+		MaxDrainParallelism:                1,
+		NonEmptyCandidatesCount:            30,
+		SkipNodesWithLocalStorage:          d.SkipNodesWithLocalStorage,
+		SkipNodesWithSystemPods:            d.SkipNodesWithSystemPods,
+		SkipNodesWithCustomControllerPods:  d.SkipNodesWithCustomControllerPods,
+		ExpendablePodsPriorityCutoff:       d.ExpendablePodsPriorityCutoff,
+		BlockingSystemPodDisruptionTimeout: d.BlockingSystemPodDisruptionTimeout,
+		DaemonSetEvictionForOccupiedNodes:  true,
+		MaxGracefulTerminationSec:          600,
+		MaxCloudProviderNodeDeletionTime:   5 * time.Minute,
+		MaxBulkSoftTaintCount:              10,
+		Limits:                             limits.Default(),
 	}
 }
 
@@ -124,10 +133,12 @@ func DefaultOptions() Options {
 // consolidation).
 func (o *Options) DrainOptions() drain.Options {
 	return drain.Options{
-		SkipNodesWithLocalStorage:         o.SkipNodesWithLocalStorage,
-		SkipNodesWithSystemPods:           o.SkipNodesWithSystemPods,
-		SkipNodesWithCustomControllerPods: o.SkipNodesWithCustomControllerPods,
-		ExpendablePodsPriorityCutoff:      o.ExpendablePodsPriorityCutoff,
+		SkipNodesWithLocalStorage:          o.SkipNodesWithLocalStorage,
+		SkipNodesWithSystemPods:            o.SkipNodesWithSystemPods,
+		SkipNodesWithCustomControllerPods:  o.SkipNodesWithCustomControllerPods,
+		ExpendablePodsPriorityCutoff:       o.ExpendablePodsPriorityCutoff,
+		BlockingSystemPodDisruptionTimeout: o.BlockingSystemPodDisruptionTimeout,
+		MinReplicaCount:                    o.MinReplicaCount,
 	}
 }
 
@@ -159,6 +170,7 @@ func (o *Options) Validate() error {
 		{"DelayAfterDelete", "scale-down-delay-after-delete", o.DelayAfterDelete},
 		{"DelayAfterFailure", "scale-down-delay-after-failure", o.DelayAfterFailure},
 		{"MaxCloudProviderNodeDeletionTime", "max-cloud-provider-node-deletion-time", o.MaxCloudProviderNodeDeletionTime},
+		{"BlockingSystemPodDisruptionTimeout", "blocking-system-pod-distruption-timeout", o.BlockingSystemPodDisruptionTimeout},
 	} {
 		if f.v < 0 {
 			bad(f.field, f.flag, "must not be negative", f.v)
@@ -172,6 +184,7 @@ func (o *Options) Validate() error {
 		{"MaxDrainParallelism", "max-drain-parallelism", o.MaxDrainParallelism},
 		{"MaxGracefulTerminationSec", "max-graceful-termination-sec", o.MaxGracefulTerminationSec},
 		{"MaxBulkSoftTaintCount", "max-bulk-soft-taint-count", o.MaxBulkSoftTaintCount},
+		{"MinReplicaCount", "min-replica-count", o.MinReplicaCount},
 	} {
 		if f.v < 0 {
 			bad(f.field, f.flag, "must not be negative", f.v)

@@ -20,6 +20,9 @@ type Input struct {
 	Snapshot *snapshot.Snapshot
 	// PDBs are the cluster's PodDisruptionBudgets.
 	PDBs []*policyv1.PodDisruptionBudget
+	// Replicas are the replica counts of the ReplicaSets and
+	// ReplicationControllers, for MinReplicaCount; nil when unknown.
+	Replicas drain.Replicas
 	// LastScaleUp, LastScaleDelete and LastScaleDownFailure are when the
 	// cluster last grew, last lost a node to scale-down, and last failed to
 	// remove one; zero when never. They start the delays of Options.

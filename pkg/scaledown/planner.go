@@ -170,6 +170,9 @@ type nodeState struct {
 	removal int32
 	// waiting: unneeded but not removed now; deleted: removed now.
 	waiting, deleted bool
+	// onCompletion is a pod annotated safe-to-evict "on-completion" still
+	// running here: the node may be unneeded but waits for it.
+	onCompletion *v1.Pod
 }
 
 func (st *nodeState) unready() bool { return !st.ready || st.awaitingGPU }
@@ -185,7 +188,7 @@ func (p *Planner) newSession(in Input) *session {
 		opts:     &p.opts,
 		snap:     in.Snapshot,
 		sim:      &p.sim,
-		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs)},
+		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas},
 		nodes:    p.nodes[:0],
 		verdicts: p.verdicts[:0],
 		cands:    p.cands[:0],

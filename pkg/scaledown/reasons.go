@@ -67,4 +67,8 @@ const (
 	// unneeded nodes that wait are removed first (a pod's required
 	// partner, or room, comes from one of them); it goes after them.
 	ReasonDependsOnWaitingNodes Reason = "DependsOnWaitingNodes"
+	// ReasonOnCompletionPod: a pod annotated safe-to-evict "on-completion"
+	// still runs on the node; it is removed once the pod has completed
+	// (upstream's BlockedByOnCompletionPod).
+	ReasonOnCompletionPod Reason = "BlockedByOnCompletionPod"
 )

@@ -36,9 +36,9 @@ func (r *room) init(s *session) {
 }
 
 // count adds a node that is not being deleted to the cluster totals.
-func (r *room) count(st *nodeState) {
+func (r *room) count(s *session, st *nodeState) {
 	if r.minimums {
-		r.totals.Add(limits.NodeTotals(st.ni.Node), 1)
+		r.totals.Add(limits.NodeTotalsIn(s.snap, st.ni), 1)
 	}
 }
 
@@ -60,7 +60,7 @@ func (r *room) check(s *session, st *nodeState) (Reason, string) {
 			st.group.ID, g.min, g.target, g.deleting, g.unneeded)
 	}
 	if r.minimums {
-		r.per = limits.NodeTotals(st.ni.Node)
+		r.per = limits.NodeTotalsIn(s.snap, st.ni)
 		if below, which := s.opts.Limits.BelowMinimum(r.totals, r.per); below {
 			return ReasonClusterMinimum, fmt.Sprintf("removing the node would take the cluster below the minimum of --%s", which)
 		}

@@ -135,6 +135,8 @@ func (s *session) podsToMove(i int32) ([]moveItem, bool) {
 				return nil, false
 			case v.Outcome == drain.Drain:
 				kind = verdictMove
+			case v.Outcome == drain.Wait:
+				st.noteOnCompletion(pi.Pod)
 			case v.Code == drain.CodeDaemonSetPod:
 				kind = verdictDaemonSet
 			}

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -21,7 +22,9 @@ type Utilization struct {
 	// CPU and Memory are requested over allocatable; both are left at zero
 	// on GPU nodes, where they do not count.
 	CPU, Memory float64
-	// GPU is requested over allocatable GPUs (MIG slices included).
+	// GPU is requested over allocatable accelerators, in whole-device
+	// equivalents: a MIG slice counts its share of a GPU, a time-sliced
+	// replica its share, a NeuronCore its share of a Neuron device.
 	GPU float64
 	// GPUNode marks a node judged by its GPUs.
 	GPUNode bool
@@ -40,16 +43,47 @@ type utilizationOptions struct {
 // pods count unless the Ignore*Utilization options are set, in which case
 // they leave both the requests and the allocatable. A GPU node whose GPUs are
 // not advertised yet has no GPU allocatable and reads as 0.
-func NodeUtilization(ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
-	return nodeUtilization(ni, utilizationOptions{
+//
+// Accelerators published through Dynamic Resource Allocation count too: a
+// node with devices of an accelerator driver in its slices (s) is judged
+// by the share of them its claims hold (dra.NodeUsage), or, when it also
+// advertises accelerator resources, by the larger of the two shares.
+func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
+	return snapshotUtilization(s, ni, utilizationOptions{
 		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
 		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
 		cutoff:           o.ExpendablePodsPriorityCutoff,
 	}, now)
 }
 
+// snapshotUtilization is NodeUtilization with the options already chosen
+// (a group's own DaemonSet accounting).
+func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
+	u := nodeUtilization(ni, o, now)
+	if !s.HasDRA() {
+		return u
+	}
+	du := dra.NodeUsage(s, ni.Name())
+	if du.Offered <= 0 {
+		return u
+	}
+	v := du.Ratio()
+	if u.GPUNode && (gpu.Allocatable(ni.Node) > 0 && u.GPU >= v) {
+		return u
+	}
+	return Utilization{Resource: v1.ResourceName(du.Driver), Value: v, GPU: v, GPUNode: true}
+}
+
 func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
-	var used, excluded struct{ cpu, mem, gpu int64 }
+	var used, excluded struct {
+		cpu, mem int64
+		gpu      float64
+	}
+	accel := gpu.IsGPUNode(ni.Node)
+	var scale gpu.Scale
+	if accel {
+		scale = gpu.ScaleOf(ni.Node)
+	}
 	for _, pi := range ni.Pods {
 		pod := pi.Pod
 		if drain.IsExpendable(pod, o.cutoff) {
@@ -63,14 +97,14 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 		}
 		target.cpu += pi.Requests.MilliCPU
 		target.mem += pi.Requests.Memory
-		if len(pi.Requests.Scalar) > 0 {
-			target.gpu += gpu.Requested(&pi.Requests)
+		if accel && len(pi.Requests.Scalar) > 0 {
+			target.gpu += scale.Units(pi.Requests.Scalar)
 		}
 	}
 	alloc := &ni.Allocatable
-	if gpu.IsGPUNode(ni.Node) {
-		g := ratio(used.gpu, gpu.Requested(alloc)-excluded.gpu)
-		return Utilization{Resource: gpu.ResourceName, Value: g, GPU: g, GPUNode: true}
+	if accel {
+		g := ratioOf(used.gpu, scale.Offered(alloc.Scalar)-excluded.gpu)
+		return Utilization{Resource: acceleratorResource(ni.Node), Value: g, GPU: g, GPUNode: true}
 	}
 	u := Utilization{
 		CPU:    ratio(used.cpu, alloc.MilliCPU-excluded.cpu),
@@ -85,6 +119,16 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 	return u
 }
 
+// acceleratorResource names what an accelerator node is judged by in
+// messages: its first accelerator resource (amd.com/gpu,
+// nvidia.com/mig-1g.10gb), nvidia.com/gpu when it advertises none yet.
+func acceleratorResource(node *v1.Node) v1.ResourceName {
+	if r := gpu.ResourceOf(node); r != "" {
+		return r
+	}
+	return gpu.ResourceName
+}
+
 // ratio is used over allocatable; nothing allocatable reads as unused, so a
 // node with no GPUs advertised is not kept for its GPU requests.
 func ratio(used, allocatable int64) float64 {
@@ -92,4 +136,11 @@ func ratio(used, allocatable int64) float64 {
 		return 0
 	}
 	return float64(used) / float64(allocatable)
+}
+
+func ratioOf(used, allocatable float64) float64 {
+	if allocatable <= 1e-9 {
+		return 0
+	}
+	return used / allocatable
 }

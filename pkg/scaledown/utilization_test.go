@@ -69,6 +69,19 @@ func TestNodeUtilization(t *testing.T) {
 			resource: gpu.ResourceName, value: 0.25, gpuNode: true},
 		{name: "GPU node with busy cpu and idle GPUs reads zero", node: node4("n").GPU(4).Build(),
 			pods: []*v1.Pod{rs("a", "4")}, resource: gpu.ResourceName, value: 0, gpuNode: true},
+		{name: "MIG node is judged by the share of the GPU its slices take", node: node4("n").
+			Allocatable("nvidia.com/mig-3g.20gb", "1").Allocatable("nvidia.com/mig-2g.10gb", "1").Allocatable("nvidia.com/mig-1g.5gb", "2").Build(),
+			pods:     []*v1.Pod{controlledBy(builder.Pod("g").CPU("1").Request("nvidia.com/mig-1g.5gb", "1").Build(), "Job", "g")},
+			resource: "nvidia.com/mig-1g.5gb", value: 1.0 / 7, gpuNode: true},
+		{name: "AMD GPU node is judged by its GPUs", node: node4("n").Allocatable("amd.com/gpu", "8").Build(),
+			pods:     []*v1.Pod{controlledBy(builder.Pod("g").CPU("4").Request("amd.com/gpu", "2").Build(), "Job", "g")},
+			resource: "amd.com/gpu", value: 0.25, gpuNode: true},
+		{name: "Neuron node counts cores as shares of devices", node: node4("n").
+			Allocatable("aws.amazon.com/neuron", "1").Allocatable("aws.amazon.com/neuroncore", "2").Build(),
+			pods:     []*v1.Pod{controlledBy(builder.Pod("g").CPU("1").Request("aws.amazon.com/neuroncore", "1").Build(), "Job", "g")},
+			resource: "aws.amazon.com/neuron", value: 0.5, gpuNode: true},
+		{name: "TPU node with busy cpu and idle chips reads zero", node: node4("n").Allocatable("google.com/tpu", "4").Build(),
+			pods: []*v1.Pod{rs("a", "4")}, resource: "google.com/tpu", value: 0, gpuNode: true},
 		{name: "GPU node without advertised GPUs reads zero", node: node4("n").Label(gpu.LabelGPUPresent, "true").Build(),
 			pods: []*v1.Pod{rs("a", "3")}, resource: gpu.ResourceName, value: 0, gpuNode: true},
 	}
@@ -79,7 +92,7 @@ func TestNodeUtilization(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			u := scaledown.NodeUtilization(c.snap.Node("n"), &o, t0)
+			u := scaledown.NodeUtilization(c.snap, c.snap.Node("n"), &o, t0)
 			if u.Resource != tc.resource || math.Abs(u.Value-tc.value) > 1e-9 || u.GPUNode != tc.gpuNode {
 				t.Errorf("utilization %+v, want %s at %.4f (GPU node %v)", u, tc.resource, tc.value, tc.gpuNode)
 			}

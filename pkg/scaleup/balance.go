@@ -13,12 +13,18 @@ import (
 
 // balancingIgnoredLabels may differ between similar groups: where a node is,
 // what it is called, and provider bookkeeping that names the group itself.
+// They are the labels the upstream Cluster Autoscaler ignores
+// (processors/nodegroupset: BasicIgnoredLabels, and the AWS and GCE
+// comparators' own; AWS's zone-id names the zone across accounts), and
+// the GKE node-pool name.
 var balancingIgnoredLabels = []string{
 	v1.LabelHostname,
 	v1.LabelTopologyZone, v1.LabelFailureDomainBetaZone,
 	v1.LabelTopologyRegion, v1.LabelFailureDomainBetaRegion,
-	"cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name",
-	"k8s.amazonaws.com/eniConfig", "topology.ebs.csi.aws.com/zone", "topology.gke.io/zone",
+	"beta.kubernetes.io/fluentd-ds-ready", "kops.k8s.io/instancegroup",
+	"cloud.google.com/gke-nodepool", "topology.gke.io/zone",
+	"eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name", "alpha.eksctl.io/instance-id",
+	"k8s.amazonaws.com/eniConfig", "lifecycle", "topology.ebs.csi.aws.com/zone", "topology.k8s.aws/zone-id",
 }
 
 // maxMemoryDifference is how far memory may differ between similar groups:

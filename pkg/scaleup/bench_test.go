@@ -92,3 +92,61 @@ func runScaleUp(b *testing.B, s *snapshot.Snapshot, pods []*v1.Pod, wantNodes in
 		b.Fatalf("planned %d nodes, want %d", nodes, wantNodes)
 	}
 }
+
+// BenchmarkScaleUp500Nodes is the upstream scale-up shape at the node count
+// of its DRA benchmark: 25,000 pending pods of 1/50 of a node, without a
+// controller, onto one empty group: 500 nodes.
+func BenchmarkScaleUp500Nodes(b *testing.B) {
+	s := emptyGroup(b)
+	pods := make([]*v1.Pod, 25000)
+	for i := range pods {
+		pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Build()
+	}
+	runScaleUp(b, s, pods, 500)
+}
+
+// BenchmarkScaleUpDRA500Nodes is the upstream Cluster Autoscaler's DRA
+// scale-up shape: a group whose template publishes 8 GPUs of the NVIDIA DRA
+// driver in one ResourceSlice, 4,000 pending pods without a controller,
+// each with a ResourceClaim of its own for one device (a CEL selector on
+// the driver), each asking for 1/16 of the node's cpu and memory so the
+// devices decide: 500 nodes. "device-plugin" is the same with
+// nvidia.com/gpu instead of claims.
+func BenchmarkScaleUpDRA500Nodes(b *testing.B) {
+	b.Run("dra", func(b *testing.B) {
+		s, pods := draScaleUpCluster(b, 4000)
+		runScaleUp(b, s, pods, 500)
+	})
+	b.Run("device-plugin", func(b *testing.B) {
+		s := snapshot.New()
+		g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("16").Memory("16Gi").Pods(110).GPU(8).Build()).Build()
+		if err := s.SetNodeGroup(g); err != nil {
+			b.Fatal(err)
+		}
+		pods := make([]*v1.Pod, 4000)
+		for i := range pods {
+			pods[i] = builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").GPU(1).Build()
+		}
+		runScaleUp(b, s, pods, 500)
+	})
+}
+
+func draScaleUpCluster(b *testing.B, n int) (*snapshot.Snapshot, []*v1.Pod) {
+	s := snapshot.New()
+	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("template-ng").CPU("16").Memory("16Gi").Pods(110).Build()).
+		TemplateSlices(builder.NodeSlice("template-ng", "gpu.nvidia.com", builder.Devices("gpu-", 8)...)).Build()
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(s.SetNodeGroup(g))
+	must(s.SetDeviceClass(builder.DeviceClass("default-class")))
+	pods := make([]*v1.Pod, n)
+	for i := range pods {
+		claim := fmt.Sprintf("claim-%d", i)
+		must(s.SetResourceClaim(builder.Claim(claim).Request("req-0", "default-class", 1, `device.driver == "gpu.nvidia.com"`).Build()))
+		pods[i] = builder.Pod(fmt.Sprintf("pod-dra-%d", i)).CPU("1").Memory("1Gi").ResourceClaim(claim).Build()
+	}
+	return s, pods
+}

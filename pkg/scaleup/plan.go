@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/expander"
 )
 
 // Plan is what one scale-up pass decided.
@@ -21,6 +23,9 @@ type Plan struct {
 	Placements []string
 	// Pending are pods no scale-up helps, with the reason per group.
 	Pending []PendingPods
+	// Options are the groups the expanders weighed for the scale-up and
+	// what they made of each.
+	Options []expander.Verdict
 	// Starting are registered nodes still starting (not Ready, startup
 	// taints, GPUs not advertised), simulated as their template would be
 	// once started; AwaitingGPU are those of them waiting for their device

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
@@ -87,7 +88,7 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	if len(pods) == 0 && len(nominated) == 0 {
 		return r.plan, nil
 	}
-	classes, err := groupClasses(pods)
+	classes, err := groupClasses(in.Snapshot, pods)
 	if err != nil {
 		return r.plan, err
 	}
@@ -171,7 +172,8 @@ func (r *run) scaleUp(classes []*Class) error {
 		}
 		if est.PodCount > 0 {
 			cands = append(cands, candidate{
-				option: expander.Option{Group: g, NodeCount: est.NodeCount, PodCount: est.PodCount, Requested: est.Requested},
+				option: expander.Option{Group: g, NodeCount: est.NodeCount, PodCount: est.PodCount, Requested: est.Requested,
+					DeviceUnitsOffered: est.DeviceUnitsOffered, DeviceUnitsTaken: est.DeviceUnitsTaken},
 				placed: est.Placed,
 			})
 			if est.LimitReached {
@@ -184,7 +186,7 @@ func (r *run) scaleUp(classes []*Class) error {
 	for i := range cands {
 		options[i] = cands[i].option
 	}
-	chosen, ok := r.chain.Choose(options)
+	chosen, ok, verdicts := r.chain.ChooseExplained(options)
 	if !ok {
 		for i, c := range classes {
 			r.pending(podsOf(c.Pods), reasons[i]...)
@@ -202,6 +204,7 @@ func (r *run) scaleUp(classes []*Class) error {
 		}
 	}
 	r.plan.ScaleUps = r.balance(chosen, options)
+	r.plan.Options = verdicts
 	for i, c := range classes {
 		n := placed[i]
 		r.plan.Triggered = append(r.plan.Triggered, podsOf(c.Pods[:n])...)
@@ -239,7 +242,7 @@ func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (GroupR
 	if r.opts.MaxNodesPerScaleUp < room {
 		room, bound = r.opts.MaxNodesPerScaleUp, fmt.Sprintf("--max-nodes-per-scaleup %d", r.opts.MaxNodesPerScaleUp)
 	}
-	if n, limit := r.opts.Limits.Headroom(totals, limits.NodeTotals(g.Template)); n < room {
+	if n, limit := r.opts.Limits.Headroom(totals, limits.TemplateTotals(g)); n < room {
 		if n == 0 {
 			return GroupReason{Reason: ReasonClusterLimit, Message: fmt.Sprintf("cluster limit %s reached", limit)}, 0, limit
 		}
@@ -248,13 +251,14 @@ func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (GroupR
 	return GroupReason{}, room, bound
 }
 
-// preferCPUGroupsForCPUPods drops GPU groups from options that schedule no
-// GPU pod, when a group without GPUs can take some pods too: GPU nodes are
-// too dear to hold CPU-only work unless nothing else fits.
+// preferCPUGroupsForCPUPods drops accelerator groups from options that
+// schedule no accelerator pod, when a group without accelerators can take
+// some pods too: GPU, TPU or Neuron nodes are too dear to hold CPU-only
+// work unless nothing else fits.
 func preferCPUGroupsForCPUPods(cands []candidate, classes []*Class) []candidate {
 	hasCPUGroup := false
 	for _, c := range cands {
-		if gpu.Allocatable(c.option.Group.Template) == 0 {
+		if !isAcceleratorGroup(c.option.Group) {
 			hasCPUGroup = true
 		}
 	}
@@ -263,7 +267,7 @@ func preferCPUGroupsForCPUPods(cands []candidate, classes []*Class) []candidate 
 	}
 	out := cands[:0:0]
 	for _, c := range cands {
-		if gpu.Allocatable(c.option.Group.Template) > 0 && !placesGPUPod(c.placed, classes) {
+		if isAcceleratorGroup(c.option.Group) && !placesGPUPod(c.placed, classes) {
 			continue
 		}
 		out = append(out, c)
@@ -271,9 +275,18 @@ func preferCPUGroupsForCPUPods(cands []candidate, classes []*Class) []candidate 
 	return out
 }
 
+// isAcceleratorGroup: the template advertises accelerator resources, or
+// its template slices publish accelerator devices (DRA).
+func isAcceleratorGroup(g *snapshot.NodeGroup) bool {
+	return gpu.Allocatable(g.Template) > 0 || dra.OffersAccelerators(g.TemplateSlices)
+}
+
+// placesGPUPod: some placed pod requests accelerators, as extended
+// resources or through resource claims.
 func placesGPUPod(placed []int, classes []*Class) bool {
 	for i, n := range placed {
-		if n > 0 && gpu.Requested(&classes[i].Rep().Requests) > 0 {
+		rep := classes[i].Rep()
+		if n > 0 && (gpu.Requested(&rep.Requests) > 0 || len(rep.Pod.Spec.ResourceClaims) > 0) {
 			return true
 		}
 	}

@@ -27,6 +27,23 @@ func TestGPUAwareness(t *testing.T) {
 			}
 		}
 	})
+	for _, accel := range []struct{ name, resource string }{
+		{"tpu", "google.com/tpu"}, {"amd", "amd.com/gpu"}, {"neuron", "aws.amazon.com/neuron"}, {"gaudi", "habana.ai/gaudi"},
+	} {
+		t.Run("cpu-only pods avoid "+accel.name+" groups", func(t *testing.T) {
+			w := newWorld(t).
+				group(builder.NodeGroup("cpu").Template(cpuTemplate("c"))).
+				group(builder.NodeGroup(accel.name).Template(builder.Node("a").CPU("32").Memory("128Gi").
+					Allocatable(v1.ResourceName(accel.resource), "4").Build()))
+			for seed := int64(0); seed < 6; seed++ {
+				o := opts("random")
+				o.Seed = seed
+				if got := summary(w.plan(o, t0, builder.Pod("web").CPU("1").Build())); got != "cpu+1" {
+					t.Fatalf("seed %d: scale-ups = %q, want cpu+1", seed, got)
+				}
+			}
+		})
+	}
 	t.Run("cpu-only pods use a GPU group when nothing else fits", func(t *testing.T) {
 		w := newWorld(t).
 			group(builder.NodeGroup("cpu").Template(cpuTemplate("c"))).

@@ -72,6 +72,28 @@ func TestBalanceSimilarZonalGroups(t *testing.T) {
 	}
 }
 
+// Upstream's AWS comparator ignores the labels that name a node's zone and
+// group; zonal EKS groups carry topology.k8s.aws/zone-id (since EKS 1.30),
+// kops and eksctl their own names.
+func TestBalancingIgnoresUpstreamsProviderLabels(t *testing.T) {
+	for _, label := range []string{"topology.k8s.aws/zone-id", "alpha.eksctl.io/instance-id", "lifecycle",
+		"kops.k8s.io/instancegroup", "beta.kubernetes.io/fluentd-ds-ready", "topology.ebs.csi.aws.com/zone"} {
+		t.Run(label, func(t *testing.T) {
+			w := newWorld(t)
+			for i, z := range []string{"a", "b"} {
+				w.group(builder.NodeGroup("pool-" + z).Max(10).Template(builder.Node("t-"+z).CPU("4").Memory("16Gi").
+					Zone("us-east-1"+z).Label(label, fmt.Sprintf("value-%d", i)).Build()))
+			}
+			o := opts("least-waste")
+			o.BalanceSimilarNodeGroups = true
+			pods := replicas(4, func(i int) *v1.Pod { return owned(builder.Pod(fmt.Sprintf("web-%d", i)).CPU("3").Build(), "web") })
+			if got := summary(w.plan(o, t0, pods...)); got != "pool-a+2 pool-b+2" {
+				t.Errorf("scale-ups = %q, want the groups balanced although %s differs", got, label)
+			}
+		})
+	}
+}
+
 func TestBalancingRespectsExemptionAndZonalPods(t *testing.T) {
 	w := newWorld(t)
 	for _, z := range []string{"a", "b"} {

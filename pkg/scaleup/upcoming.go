@@ -2,11 +2,14 @@ package scaleup
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
@@ -20,12 +23,15 @@ import (
 // once started. Pending pods that fit there must not order new nodes.
 func (r *run) addUpcoming() error {
 	for _, ni := range r.starting {
-		tmpl := r.snap.NodeGroup(ni.Group).Template
-		if clusterstate.AwaitingGPU(ni.Node, tmpl) {
+		g := r.snap.NodeGroup(ni.Group)
+		if clusterstate.AwaitingDevices(r.snap, ni, g) {
 			r.plan.AwaitingGPU = append(r.plan.AwaitingGPU, ni.Name())
 		}
 		r.plan.Starting = append(r.plan.Starting, ni.Name())
-		if err := r.asStarted(ni, tmpl); err != nil {
+		if err := r.publishTemplateSlices(g, ni.Name()); err != nil {
+			return err
+		}
+		if err := r.asStarted(ni, g.Template); err != nil {
 			return err
 		}
 	}
@@ -47,20 +53,12 @@ func (r *run) addUpcoming() error {
 }
 
 // asStarted replaces a starting node by a copy without startup taints and
-// with the template's GPUs where it has not advertised them, keeping its
-// pods.
+// with the template's accelerators where it has not advertised them all
+// (none yet, or whole GPUs where the template has MIG partitions, or fewer
+// time-sliced replicas), keeping its pods.
 func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 	node := ni.Node.DeepCopy()
-	if clusterstate.AwaitingGPU(node, tmpl) {
-		for name, q := range tmpl.Status.Allocatable {
-			if gpu.IsGPUResource(name) {
-				if node.Status.Allocatable == nil {
-					node.Status.Allocatable = v1.ResourceList{}
-				}
-				node.Status.Allocatable[name] = q
-			}
-		}
-	}
+	gpu.FillFromTemplate(node, tmpl)
 	readiness := r.in.State.Options().Readiness
 	kept := node.Spec.Taints[:0]
 	for _, t := range node.Spec.Taints {
@@ -70,6 +68,12 @@ func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 	}
 	node.Spec.Taints = kept
 	pods := append([]*snapshot.PodInfo(nil), ni.Pods...)
+	// Removing the node releases its pods' claims; they get their devices
+	// back when they return.
+	allocs := make([][]*resourceapi.AllocationResult, len(pods))
+	for i, pi := range pods {
+		allocs[i] = r.claimAllocations(pi.Pod)
+	}
 	group := ni.Group
 	if err := r.snap.RemoveNode(ni.Name()); err != nil {
 		return err
@@ -77,8 +81,53 @@ func (r *run) asStarted(ni *snapshot.NodeInfo, tmpl *v1.Node) error {
 	if err := r.snap.AddNodeInGroup(node, group); err != nil {
 		return err
 	}
-	for _, pi := range pods {
-		if err := r.snap.AddPodInfo(pi, node.Name); err != nil {
+	for i, pi := range pods {
+		if err := r.snap.AddPodInfoWithClaims(pi, node.Name, allocs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimAllocations are the current allocations of a pod's claims, by entry
+// of spec.resourceClaims (nil when the pod has none).
+func (r *run) claimAllocations(pod *v1.Pod) []*resourceapi.AllocationResult {
+	if len(pod.Spec.ResourceClaims) == 0 {
+		return nil
+	}
+	claims, err := r.snap.PodClaims(pod)
+	if err != nil {
+		return nil
+	}
+	out := make([]*resourceapi.AllocationResult, len(pod.Spec.ResourceClaims))
+	for _, c := range claims {
+		if c.Claim != nil {
+			out[c.Index] = c.Claim.Status.Allocation
+		}
+	}
+	return out
+}
+
+// publishTemplateSlices gives a starting node of a DRA group the slices its
+// drivers have not published yet, from the group's template slices; a
+// driver that published part of its devices has its slices replaced.
+func (r *run) publishTemplateSlices(g *snapshot.NodeGroup, node string) error {
+	missing := dra.Unpublished(g.TemplateSlices, r.snap.NodeResourceSlices(node))
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, sl := range r.snap.NodeResourceSlices(node) {
+		if slices.Contains(missing, sl.Spec.Driver) {
+			if err := r.snap.RemoveResourceSlice(sl.Name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sl := range dra.ForNode(g.TemplateSlices, g.Template.Name, node) {
+		if !slices.Contains(missing, sl.Spec.Driver) {
+			continue
+		}
+		if err := r.snap.SetResourceSlice(sl); err != nil {
 			return err
 		}
 	}
@@ -145,7 +194,7 @@ func (r *run) placeOnNodes(c *Class, pc *predicates.PodCheck) int {
 		if found < 0 {
 			return n
 		}
-		if err := r.snap.AddPodInfo(pi, nodes[found].Name()); err != nil {
+		if err := pc.Place(pi, nodes[found]); err != nil {
 			return n
 		}
 		cursor = found

@@ -6,20 +6,40 @@ import (
 
 // PodsInNamespace returns the pods of one namespace sorted by name.
 func (s *Snapshot) PodsInNamespace(namespace string) []*PodInfo {
-	return sortedPods(s.byNamespace[namespace])
+	set := map[*PodInfo]struct{}{}
+	for k, pi := range s.pods {
+		if k.namespace == namespace {
+			set[pi] = struct{}{}
+		}
+	}
+	return sortedPods(set)
 }
 
 // PodsWithLabel returns the pods labelled key=value sorted by namespace/name.
 func (s *Snapshot) PodsWithLabel(key, value string) []*PodInfo {
-	return sortedPods(s.byLabel[labelPair{key, value}])
+	return sortedPods(s.labelIndex()[labelPair{key, value}])
 }
 
 // ForEachPodWithLabel calls fn for every pod labelled key=value, in no
 // particular order, without allocating. Use it where order cannot matter.
 func (s *Snapshot) ForEachPodWithLabel(key, value string, fn func(*PodInfo)) {
-	for pi := range s.byLabel[labelPair{key, value}] {
+	for pi := range s.labelIndex()[labelPair{key, value}] {
 		fn(pi)
 	}
+}
+
+// labelIndex builds the label index on first use; binding and unbinding
+// keep it from then on.
+func (s *Snapshot) labelIndex() map[labelPair]map[*PodInfo]struct{} {
+	if s.byLabel == nil {
+		s.byLabel = map[labelPair]map[*PodInfo]struct{}{}
+		for pi := range s.podNode {
+			for k, v := range pi.Pod.Labels {
+				addToSet(s.byLabel, labelPair{k, v}, pi)
+			}
+		}
+	}
+	return s.byLabel
 }
 
 // DomainValues returns the values the label key takes across nodes, sorted:

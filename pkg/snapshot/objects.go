@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -34,6 +35,11 @@ type NodeGroup struct {
 	// Options override cluster-wide options for this group (thresholds,
 	// unneeded and unready times, provisioning time); nil keeps them all.
 	Options *GroupOptions
+	// TemplateSlices are the ResourceSlices a new node of the group
+	// publishes once its DRA drivers run (scale from zero with DRA). Each
+	// is node-local with spec.nodeName the template node's name; pools
+	// are renamed per node when nodes are made from the template.
+	TemplateSlices []*resourceapi.ResourceSlice
 }
 
 // Instance is one machine of a node group as the cloud sees it.
@@ -77,7 +83,24 @@ func (g *NodeGroup) validate() error {
 			return fmt.Errorf("node group %s: template: %w", g.ID, err)
 		}
 	}
+	for i, sl := range g.TemplateSlices {
+		if err := validateTemplateSlice(sl, g.Template); err != nil {
+			return fmt.Errorf("node group %s: templateSlices[%d]: %w", g.ID, i, err)
+		}
+	}
 	return nil
+}
+
+func validateTemplateSlice(sl *resourceapi.ResourceSlice, template *v1.Node) error {
+	switch {
+	case sl == nil:
+		return fmt.Errorf("is nil")
+	case template == nil:
+		return fmt.Errorf("the group has no template node")
+	case sl.Spec.NodeName == nil || *sl.Spec.NodeName != template.Name:
+		return fmt.Errorf("spec.nodeName: must name the template node %q", template.Name)
+	}
+	return validateSlice(sl)
 }
 
 // SetNodeGroup adds a node group or replaces the one with the same id.

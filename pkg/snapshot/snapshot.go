@@ -27,11 +27,14 @@ type Snapshot struct {
 	pvs        map[string]*v1.PersistentVolume
 	pvcs       map[string]*v1.PersistentVolumeClaim // by namespace/name
 	classes    map[string]*storagev1.StorageClass
+	dra        draStore
 
-	byNamespace map[string]map[*PodInfo]struct{}
-	byLabel     map[labelPair]map[*PodInfo]struct{}
-	domains     map[string]map[string]map[*NodeInfo]struct{} // label key -> value -> nodes
-	antiNodes   map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
+	// byLabel indexes pods by label for inter-pod affinity; it is built
+	// on first use and kept from then on, so clusters without affinity
+	// never pay for it.
+	byLabel   map[labelPair]map[*PodInfo]struct{}
+	domains   map[string]map[string]map[*NodeInfo]struct{} // label key -> value -> nodes
+	antiNodes map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
 
 	generation uint64
 	undo       undoLog
@@ -47,18 +50,17 @@ func keyOf(pod *v1.Pod) podKey { return podKey{pod.Namespace, pod.Name} }
 // New returns an empty snapshot.
 func New() *Snapshot {
 	return &Snapshot{
-		nodes:       map[string]*NodeInfo{},
-		pods:        map[podKey]*PodInfo{},
-		podNode:     map[*PodInfo]*NodeInfo{},
-		groups:      map[string]*NodeGroup{},
-		namespaces:  map[string]*v1.Namespace{},
-		pvs:         map[string]*v1.PersistentVolume{},
-		pvcs:        map[string]*v1.PersistentVolumeClaim{},
-		classes:     map[string]*storagev1.StorageClass{},
-		byNamespace: map[string]map[*PodInfo]struct{}{},
-		byLabel:     map[labelPair]map[*PodInfo]struct{}{},
-		domains:     map[string]map[string]map[*NodeInfo]struct{}{},
-		antiNodes:   map[*NodeInfo]struct{}{},
+		nodes:      map[string]*NodeInfo{},
+		pods:       map[podKey]*PodInfo{},
+		podNode:    map[*PodInfo]*NodeInfo{},
+		groups:     map[string]*NodeGroup{},
+		namespaces: map[string]*v1.Namespace{},
+		pvs:        map[string]*v1.PersistentVolume{},
+		pvcs:       map[string]*v1.PersistentVolumeClaim{},
+		classes:    map[string]*storagev1.StorageClass{},
+		domains:    map[string]map[string]map[*NodeInfo]struct{}{},
+		antiNodes:  map[*NodeInfo]struct{}{},
+		dra:        draStore{features: DefaultDRAFeatures()},
 	}
 }
 
@@ -89,14 +91,19 @@ func (s *Snapshot) AddNodeInGroup(node *v1.Node, group string) error {
 	return nil
 }
 
-// RemoveNode removes a node and every pod bound to it.
+// RemoveNode removes a node and every pod bound to it, releasing the pods'
+// resource claims as RemovePod does.
 func (s *Snapshot) RemoveNode(name string) error {
 	ni, ok := s.nodes[name]
 	if !ok {
 		return fmt.Errorf("node %s: not in the snapshot", name)
 	}
 	for len(ni.Pods) > 0 {
-		s.unbindPod(ni.Pods[len(ni.Pods)-1])
+		pi := ni.Pods[len(ni.Pods)-1]
+		s.unbindPod(pi)
+		if len(pi.Pod.Spec.ResourceClaims) > 0 {
+			s.releaseClaims(pi.Pod)
+		}
 	}
 	s.deleteNode(ni)
 	return nil
@@ -118,7 +125,10 @@ func (s *Snapshot) AddPod(pod *v1.Pod) error {
 }
 
 // AddPodInfo binds an already computed pod to a node. The planners use it to
-// place pending pods during a simulation without copying them.
+// place pending pods during a simulation without copying them. The pod's
+// resource claims in the snapshot are reserved for it but not allocated:
+// pods whose claims need devices are placed with
+// predicates.PodCheck.Place (or AddPodInfoWithClaims).
 func (s *Snapshot) AddPodInfo(pi *PodInfo, nodeName string) error {
 	ni, ok := s.nodes[nodeName]
 	if !ok {
@@ -128,16 +138,23 @@ func (s *Snapshot) AddPodInfo(pi *PodInfo, nodeName string) error {
 		return fmt.Errorf("pod %s: already in the snapshot", PodKey(pi.Pod))
 	}
 	s.bindPod(pi, ni, -1, -1)
+	if len(pi.Pod.Spec.ResourceClaims) > 0 {
+		s.reserveClaims(pi.Pod, nil)
+	}
 	return nil
 }
 
-// RemovePod removes a pod from its node.
+// RemovePod removes a pod from its node. Its resource claims are released;
+// a claim no other pod holds is deallocated.
 func (s *Snapshot) RemovePod(namespace, name string) error {
 	pi, ok := s.pods[podKey{namespace, name}]
 	if !ok {
 		return fmt.Errorf("pod %s/%s: not in the snapshot", namespace, name)
 	}
 	s.unbindPod(pi)
+	if len(pi.Pod.Spec.ResourceClaims) > 0 {
+		s.releaseClaims(pi.Pod)
+	}
 	return nil
 }
 
@@ -204,9 +221,10 @@ func (s *Snapshot) bindPod(pi *PodInfo, ni *NodeInfo, at, antiAt int) {
 	if len(pi.RequiredAntiAffinityTerms) > 0 {
 		s.antiNodes[ni] = struct{}{}
 	}
-	addToSet(s.byNamespace, pi.Pod.Namespace, pi)
-	for k, v := range pi.Pod.Labels {
-		addToSet(s.byLabel, labelPair{k, v}, pi)
+	if s.byLabel != nil {
+		for k, v := range pi.Pod.Labels {
+			addToSet(s.byLabel, labelPair{k, v}, pi)
+		}
 	}
 	s.changed(change{kind: changeAddPod, pod: pi, node: ni})
 }
@@ -219,9 +237,10 @@ func (s *Snapshot) unbindPod(pi *PodInfo) {
 	if len(ni.PodsWithRequiredAntiAffinity) == 0 {
 		delete(s.antiNodes, ni)
 	}
-	removeFromSet(s.byNamespace, pi.Pod.Namespace, pi)
-	for k, v := range pi.Pod.Labels {
-		removeFromSet(s.byLabel, labelPair{k, v}, pi)
+	if s.byLabel != nil {
+		for k, v := range pi.Pod.Labels {
+			removeFromSet(s.byLabel, labelPair{k, v}, pi)
+		}
 	}
 	s.changed(change{kind: changeRemovePod, pod: pi, node: ni, at: at, antiAt: antiAt})
 }

@@ -23,10 +23,10 @@ func DefaultRenderOptions() RenderOptions {
 	return RenderOptions{MaxBytes: 900 << 10, PodsPerEntry: 20}
 }
 
-// Render turns one loop's Status into the ConfigMap document. prev, the
-// document of the previous loop (nil at first), carries each condition's
-// last transition time while its status is unchanged.
-func Render(st Status, prev *Document, o RenderOptions) *Document {
+// Render turns one loop's Status into the ConfigMap document and its YAML
+// text. prev, the document of the previous loop (nil at first), carries
+// each condition's last transition time while its status is unchanged.
+func Render(st Status, prev *Document, o RenderOptions) (*Document, string) {
 	probe := metav1.NewTime(st.Time.UTC().Truncate(time.Second))
 	d := &Document{Time: st.Time.UTC().Format(time.RFC3339), AutoscalerStatus: "Running", SafeToAutoscale: st.Cluster.Health.Safe}
 	cw := &d.ClusterWide
@@ -57,8 +57,7 @@ func Render(st Status, prev *Document, o RenderOptions) *Document {
 			d.NodeReasons[n.Reason]++
 		}
 	}
-	fit(d, st, o)
-	return d
+	return d, fit(d, st, o)
 }
 
 func groupStatus(g NodeGroup, probe metav1.Time) NodeGroupStatus {
@@ -131,8 +130,9 @@ func carryTransitions(d, prev *Document, probe metav1.Time) {
 // fit adds the pending entries and nodes, most telling first, while the
 // document stays under o.MaxBytes; what does not fit is counted in
 // Omitted. Sizes are estimated per entry and the whole is checked once at
-// the end, cutting further if the estimate fell short.
-func fit(d *Document, st Status, o RenderOptions) {
+// the end, cutting further if the estimate fell short. It returns the
+// document's text.
+func fit(d *Document, st Status, o RenderOptions) string {
 	pending := make([]PendingEntry, 0, len(st.Pending))
 	for _, p := range st.Pending {
 		e := PendingEntry{Count: len(p.Pods), Reasons: p.Reasons}
@@ -183,7 +183,7 @@ func fit(d *Document, st Status, o RenderOptions) {
 		}
 		text, _ := d.Marshal()
 		if len(text) <= o.MaxBytes || (len(d.PendingPods) == 0 && len(d.Nodes) == 0) {
-			return
+			return text
 		}
 		// The estimate fell short: keep nine tenths of what was listed.
 		maxPending, maxNodes = len(d.PendingPods)*9/10, len(d.Nodes)*9/10

@@ -85,13 +85,23 @@ func TestRendered(t *testing.T) {
 		t.Run(name(values), func(t *testing.T) {
 			objs := render(t, values)
 			cfg := checkAutoscaler(t, objs)
-			checkAdapter(t, objs)
+			adapter := objs[key("Deployment", namespace, adapterName)] != nil
+			if adapter {
+				checkAdapter(t, objs)
+			}
 			checkNamespaces(t, objs)
 			checkSecurity(t, objs)
 
 			monitors := len(objs.ofKind("ServiceMonitor")) > 0
 			dcgmSim := objs[key("Deployment", namespace, dcgmSimName)] != nil
 			shell := cfg.Shell
+			// The cloud values leave the metrics adapter off: the cluster
+			// may run prometheus-adapter or KEDA, and only one server can
+			// own a metrics APIService.
+			cloud := values == "values-aws.yaml" || values == "values-gce.yaml"
+			if adapter == cloud {
+				t.Errorf("metrics adapter rendered: %v; want it off in the AWS and GCE values only", adapter)
+			}
 			switch values {
 			case "":
 				if monitors || dcgmSim {
@@ -99,10 +109,10 @@ func TestRendered(t *testing.T) {
 				}
 			case "values-aws.yaml":
 				checkAWS(t, objs, cfg, shell)
-				checkMonitors(t, objs, autoscalerName, adapterName)
+				checkMonitors(t, objs, autoscalerName)
 			case "values-gce.yaml":
 				checkGCE(t, objs, cfg, shell)
-				checkMonitors(t, objs, autoscalerName, adapterName)
+				checkMonitors(t, objs, autoscalerName)
 			case "values-kwok.yaml":
 				checkKwok(t, objs, cfg)
 				if monitors {
@@ -135,7 +145,7 @@ func TestBadValues(t *testing.T) {
 		set  []string
 		want string
 	}{
-		{"unknown provider", []string{"clusterAutoscaler.cloudProvider=azure"}, `clusterAutoscaler.cloudProvider: want aws, gce or kwok, got "azure"`},
+		{"unknown provider", []string{"clusterAutoscaler.cloudProvider=azure"}, `at '/clusterAutoscaler/cloudProvider': value must be one of 'aws', 'gce', 'kwok'`},
 		{"kwok without groups", []string{"clusterAutoscaler.cloudProvider=kwok"}, "clusterAutoscaler.kwok.config"},
 		{"flag the chart sets", []string{"clusterAutoscaler.extraArgs.nodes=1:3:pool"}, "clusterAutoscaler.extraArgs.nodes: set by the chart"},
 		{"two cloud configs", []string{"clusterAutoscaler.cloudConfig=/etc/a.yaml", "clusterAutoscaler.cloudConfigContent=region: x"}, "set one, not both"},
@@ -232,6 +242,14 @@ func checkAdapter(t *testing.T, objs objects) {
 		{"custom.metrics.k8s.io", "v1beta1"}, {"custom.metrics.k8s.io", "v1beta2"}, {"external.metrics.k8s.io", "v1beta1"},
 	} {
 		k := key("APIService", "", api.version+"."+api.group)
+		// Registered only with rules for it (TestAPIServicesFollowRules).
+		serves := servesAPI(t, objs, d.Name, opts.ConfigFile, api.group)
+		if !serves {
+			if objs[k] != nil {
+				t.Errorf("%s rendered, but the adapter's configuration has no rules for %s", k, api.group)
+			}
+			continue
+		}
 		u := objs[k]
 		if u == nil {
 			t.Errorf("%s not rendered", k)
@@ -283,7 +301,8 @@ func mountedFile(t *testing.T, objs objects, deployment, path string) string {
 }
 
 // checkAdapterConfig: --config names a file of a mounted ConfigMap holding
-// prometheus-adapter's rules (the seed's rule by default).
+// prometheus-adapter's rules (the seed's rule by default, when there are
+// custom rules).
 func checkAdapterConfig(t *testing.T, objs objects, d *appsv1.Deployment, path string) {
 	t.Helper()
 	text := mountedFile(t, objs, d.Name, path)
@@ -305,7 +324,10 @@ func checkAdapterConfig(t *testing.T, objs objects, d *appsv1.Deployment, path s
 	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
 		t.Fatalf("adapter --config=%s: %v", path, err)
 	}
-	if len(cfg.Rules) == 0 || cfg.Rules[0].Name.As != "gpu_utilization" ||
+	if len(cfg.Rules) == 0 {
+		return // external rules only (TestAPIServicesFollowRules)
+	}
+	if cfg.Rules[0].Name.As != "gpu_utilization" ||
 		cfg.Rules[0].SeriesQuery != `DCGM_FI_DEV_GPU_UTIL{exported_namespace!="",exported_pod!=""}` ||
 		cfg.Rules[0].MetricsQuery != `avg(DCGM_FI_DEV_GPU_UTIL{<<.LabelMatchers>>}) by (<<.GroupBy>>)` {
 		t.Errorf("adapter rules are not the seed's gpu_utilization rule: %+v", cfg.Rules)

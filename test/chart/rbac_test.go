@@ -41,6 +41,7 @@ var autoscalerClusterGrants = []grant{
 	{"policy/poddisruptionbudgets", "list", ""}, {"policy/poddisruptionbudgets", "watch", ""},
 	{"apps/daemonsets", "list", ""}, {"apps/daemonsets", "watch", ""},
 	{"apps/replicasets", "list", ""}, {"apps/replicasets", "watch", ""},
+	{"/replicationcontrollers", "list", ""}, {"/replicationcontrollers", "watch", ""},
 	{"apps/statefulsets", "list", ""}, {"apps/statefulsets", "watch", ""},
 	{"batch/jobs", "list", ""}, {"batch/jobs", "watch", ""},
 	// pkg/controller/taints.go: taints set and removed by get and update;

@@ -151,7 +151,7 @@ func features(c *Cluster, p *v1.Pod) []string {
 		}
 	}
 	add(p.Spec.NodeName != "", "nodeName")
-	return f
+	return append(f, draFeatures(c, p)...)
 }
 
 // TestGeneratorCoverage runs the oracle over many generated cases. Every
@@ -220,12 +220,12 @@ func TestGeneratorCoverage(t *testing.T) {
 			t.Errorf("no node was ever rejected by %s", pl)
 		}
 	}
-	for _, tag := range wantFeatures {
+	for _, tag := range slices.Concat(wantFeatures, draWantFeatures) {
 		if s := seen[tag]; s == nil || s[0] == 0 || s[1] == 0 {
 			t.Errorf("feature %q lacks a feasible or an infeasible case: %v", tag, s)
 		}
 	}
-	for _, tag := range infeasibleFeatures {
+	for _, tag := range slices.Concat(infeasibleFeatures, draInfeasibleFeatures) {
 		if s := seen[tag]; s == nil || s[0] != 0 || s[1] == 0 {
 			t.Errorf("feature %q should occur, always infeasible: %v", tag, s)
 		}

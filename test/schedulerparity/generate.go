@@ -70,7 +70,20 @@ type labelVocab struct {
 
 func ptr[T any](v T) *T { return &v }
 
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r *rand.Rand
+	// partitionable publishes GPUs as partitionable devices (the
+	// DRAPartitionableDevices feature gate, off by default in 1.35).
+	partitionable bool
+}
+
+// Options vary what Generate draws.
+type Options struct {
+	// PartitionableDevices publishes GPUs with MIG-like partitions that
+	// draw on shared counters; the scheduler must run with the
+	// DRAPartitionableDevices gate on.
+	PartitionableDevices bool
+}
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 func (g *gen) n(k int) int           { return g.r.Intn(k) }
@@ -80,8 +93,11 @@ func pick[T any](g *gen, xs []T) T   { return xs[g.r.Intn(len(xs))] }
 // derived from r, so a seed reproduces a failure. Objects are what the API
 // server would store, except that defaulting has not run: fields the
 // scheduler reads (requests, protocols) are set explicitly instead.
-func Generate(r *rand.Rand) (*Cluster, *v1.Pod) {
-	g := &gen{r: r}
+func Generate(r *rand.Rand) (*Cluster, *v1.Pod) { return GenerateWith(r, Options{}) }
+
+// GenerateWith is Generate with options.
+func GenerateWith(r *rand.Rand, o Options) (*Cluster, *v1.Pod) {
+	g := &gen{r: r, partitionable: o.PartitionableDevices}
 	c := &Cluster{
 		StorageClasses: []*storagev1.StorageClass{
 			storageClass(wffcClass, storagev1.VolumeBindingWaitForFirstConsumer),
@@ -102,7 +118,9 @@ func Generate(r *rand.Rand) (*Cluster, *v1.Pod) {
 	for i := range g.n(min(21, 3*len(c.Nodes)+2)) {
 		c.Pods = append(c.Pods, g.runningPod(i, c.Nodes))
 	}
-	return c, g.pendingPod(c)
+	pending := g.pendingPod(c)
+	g.addDRA(c, pending)
+	return c, pending
 }
 
 func storageClass(name string, mode storagev1.VolumeBindingMode) *storagev1.StorageClass {

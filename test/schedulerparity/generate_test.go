@@ -16,6 +16,14 @@ import (
 	storage "k8s.io/kubernetes/pkg/apis/storage"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	storagevalidation "k8s.io/kubernetes/pkg/apis/storage/validation"
+
+	resourceapi "k8s.io/api/resource/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	resourceinternal "k8s.io/kubernetes/pkg/apis/resource"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
+	resourcevalidation "k8s.io/kubernetes/pkg/apis/resource/validation"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 )
 
 func TestGenerateIsDeterministic(t *testing.T) {
@@ -81,10 +89,59 @@ func TestGeneratedObjectsAreValid(t *testing.T) {
 			internal(t, sc, &in)
 			errs = append(errs, storagevalidation.ValidateStorageClass(&in)...)
 		}
+		errs = append(errs, validateDRA(t, c)...)
 		if len(errs) > 0 {
 			t.Fatalf("seed %d: invalid objects: %v", seed, errs.ToAggregate())
 		}
 	}
+}
+
+// TestGeneratedPartitionableDevicesAreValid is the same for the devices of
+// the partitionable runs, with the gate on as the API server would need.
+func TestGeneratedPartitionableDevicesAreValid(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.DRAPartitionableDevices, true)
+	for seed := int64(0); seed < 200; seed++ {
+		c, _ := GenerateWith(rand.New(rand.NewSource(seed)), Options{PartitionableDevices: true})
+		if errs := validateDRA(t, c); len(errs) > 0 {
+			t.Fatalf("seed %d: invalid objects: %v", seed, errs.ToAggregate())
+		}
+	}
+}
+
+// validateDRA validates the DRA objects as the API server does on create,
+// and the claims' allocations and reservations as a status update.
+func validateDRA(t *testing.T, c *Cluster) field.ErrorList {
+	t.Helper()
+	var errs field.ErrorList
+	for _, dc := range c.DeviceClasses {
+		var in resourceinternal.DeviceClass
+		internal(t, dc, &in)
+		errs = append(errs, resourcevalidation.ValidateDeviceClass(&in)...)
+	}
+	for _, sl := range c.ResourceSlices {
+		var in resourceinternal.ResourceSlice
+		internal(t, sl, &in)
+		errs = append(errs, resourcevalidation.ValidateResourceSlice(&in)...)
+	}
+	for _, tm := range c.ResourceClaimTemplates {
+		var in resourceinternal.ResourceClaimTemplate
+		internal(t, tm, &in)
+		errs = append(errs, resourcevalidation.ValidateResourceClaimTemplate(&in)...)
+	}
+	for _, rc := range c.ResourceClaims {
+		created := rc.DeepCopy()
+		created.Status = resourceapi.ResourceClaimStatus{}
+		created.DeletionTimestamp = nil
+		created.ResourceVersion = "1" // a status update names the version it updates
+		var in, old resourceinternal.ResourceClaim
+		internal(t, created, &old)
+		errs = append(errs, resourcevalidation.ValidateResourceClaim(&old)...)
+		withStatus := created.DeepCopy()
+		withStatus.Status = rc.Status
+		internal(t, withStatus, &in)
+		errs = append(errs, resourcevalidation.ValidateResourceClaimStatusUpdate(&in, &old)...)
+	}
+	return errs
 }
 
 // schedulingView is the part of a pod the nine filters look at.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
@@ -41,6 +42,14 @@ type Cluster struct {
 	PersistentVolumes      []*v1.PersistentVolume
 	PersistentVolumeClaims []*v1.PersistentVolumeClaim
 	StorageClasses         []*storagev1.StorageClass
+	// Dynamic Resource Allocation objects (resource.k8s.io/v1).
+	DeviceClasses  []*resourceapi.DeviceClass
+	ResourceClaims []*resourceapi.ResourceClaim
+	ResourceSlices []*resourceapi.ResourceSlice
+	// ResourceClaimTemplates are never read by kube-scheduler (it waits
+	// for the generated claim); gpuscale reads them for pods whose claim
+	// is not made yet.
+	ResourceClaimTemplates []*resourceapi.ResourceClaimTemplate
 }
 
 // FilterPlugins are the plugins the oracle runs, in the order the default
@@ -57,6 +66,7 @@ var FilterPlugins = []string{
 	names.VolumeZone,
 	names.PodTopologySpread,
 	names.InterPodAffinity,
+	names.DynamicResources,
 }
 
 // preFilterPlugins is the subset of FilterPlugins that also implement
@@ -69,6 +79,7 @@ var preFilterPlugins = []string{
 	names.VolumeZone,
 	names.PodTopologySpread,
 	names.InterPodAffinity,
+	names.DynamicResources,
 }
 
 // Verdict is the scheduler's answer for one node.
@@ -194,6 +205,7 @@ func NewOracle(c *Cluster) (*Oracle, error) {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithSharedDRAManager(newDRAObjects(c)),
 		frameworkruntime.WithMetricsRecorder(recorder),
 		frameworkruntime.WithLogger(logr.Discard()),
 	)
@@ -223,6 +235,22 @@ func firstErr(errs ...error) error {
 
 func quietContext() context.Context {
 	return klog.NewContext(context.Background(), logr.Discard())
+}
+
+// CycleError is a plugin's Error status: kube-scheduler aborts the pod's
+// scheduling cycle (it binds the pod nowhere and retries later), for
+// example when a claim asks for all devices of a pool that is being
+// updated.
+type CycleError struct {
+	Stage, Node string
+	Err         error
+}
+
+func (e *CycleError) Error() string {
+	if e.Node != "" {
+		return fmt.Sprintf("%s on node %q: %v", e.Stage, e.Node, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Stage, e.Err)
 }
 
 // Feasible reports, for every node, whether the scheduler's PreFilter and
@@ -257,7 +285,7 @@ func (o *Oracle) Explain(pod *v1.Pod) (map[string]Verdict, error) {
 	preRes, s, narrowing := o.fw.RunPreFilterPlugins(ctx, state, pod)
 	if !s.IsSuccess() {
 		if !s.IsRejected() {
-			return nil, fmt.Errorf("prefilter: %w", s.AsError())
+			return nil, &CycleError{Stage: "PreFilter", Err: s.AsError()}
 		}
 		// A PreFilter rejection applies to every node alike.
 		for _, n := range o.nodes {
@@ -286,7 +314,7 @@ func (o *Oracle) Explain(pod *v1.Pod) (map[string]Verdict, error) {
 		case fs.IsSuccess():
 			out[n] = Verdict{Feasible: true}
 		case fs.Code() == fwk.Error:
-			return nil, fmt.Errorf("filter on node %q: %w", n, fs.AsError())
+			return nil, &CycleError{Stage: "Filter", Node: n, Err: fs.AsError()}
 		default:
 			out[n] = Verdict{Stage: "Filter", Plugin: fs.Plugin(), Code: fs.Code(), Reasons: fs.Reasons()}
 		}

@@ -1,6 +1,7 @@
 package schedulerparity
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -20,22 +24,68 @@ import (
 // plugins on every node. PARITY_CASES sets the number of cases (20,000 by
 // default), PARITY_SEED the first seed.
 func TestParityWithKubeScheduler(t *testing.T) {
-	cases := envInt(t, "PARITY_CASES", 20000)
+	byPredicate, cases := runParity(t, Options{}, 1)
+	// Every predicate must have decided some cases, or the generator has
+	// stopped exercising it and agreement proves nothing.
+	for p := predicates.NodeUnschedulable; p <= predicates.DynamicResources; p++ {
+		if p == predicates.NodeName {
+			continue // pending pods do not name a node
+		}
+		if byPredicate[p] == 0 && cases >= 2000 {
+			t.Errorf("no infeasible verdict came from %v over %d cases", p, cases)
+		}
+	}
+}
+
+// TestParityPartitionableDevices runs a quarter of the cases with the
+// DRAPartitionableDevices feature gate on (alpha, off by default in 1.35)
+// on both sides: GPUs published with partitions that draw on shared
+// counters.
+func TestParityPartitionableDevices(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.DRAPartitionableDevices, true)
+	byPredicate, cases := runParity(t, Options{PartitionableDevices: true}, 4)
+	if byPredicate[predicates.DynamicResources] == 0 && cases >= 500 {
+		t.Error("no infeasible verdict came from DynamicResources")
+	}
+}
+
+// runParity compares verdicts over PARITY_CASES/share cases and returns
+// the infeasible verdicts by gpuscale predicate.
+func runParity(t *testing.T, o Options, share int) (map[predicates.Predicate]int, int) {
+	cases := envInt(t, "PARITY_CASES", 20000) / share
 	seed := int64(envInt(t, "PARITY_SEED", 1))
 	if testing.Short() {
-		cases = 500
+		cases = 500 / share
 	}
 	var disagreements []string
 	byPredicate := map[predicates.Predicate]int{}
-	feasible, infeasible := 0, 0
+	feasible, infeasible, draCases, aborted := 0, 0, 0, 0
 	for i := 0; i < cases; i++ {
 		caseSeed := seed + int64(i)
-		c, pod := Generate(rand.New(rand.NewSource(caseSeed)))
+		c, pod := GenerateWith(rand.New(rand.NewSource(caseSeed)), o)
+		if len(pod.Spec.ResourceClaims) > 0 {
+			draCases++
+		}
 		want, reasons, err := oracleVerdicts(c, pod)
+		var cycle *CycleError
+		if errors.As(err, &cycle) {
+			// The scheduler aborts the cycle and binds the pod nowhere;
+			// gpuscale must find the same problem on that node.
+			aborted++
+			got, err := ourVerdicts(c, pod, o)
+			if err != nil {
+				t.Fatalf("seed %d: gpuscale refused a valid case: %v", caseSeed, err)
+			}
+			if r := got[cycle.Node]; cycle.Node == "" || r.Reason != predicates.ReasonInvalidClaim {
+				disagreements = append(disagreements, fmt.Sprintf("seed %d: kube-scheduler aborted the cycle (%v); gpuscale on node %q: %s",
+					caseSeed, cycle, cycle.Node, r))
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("seed %d: oracle: %v", caseSeed, err)
 		}
-		got, err := ourVerdicts(c, pod)
+		got, err := ourVerdicts(c, pod, o)
 		if err != nil {
 			t.Fatalf("seed %d: gpuscale refused a valid case: %v", caseSeed, err)
 		}
@@ -55,21 +105,12 @@ func TestParityWithKubeScheduler(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d cases: %d feasible and %d infeasible node verdicts; infeasible by gpuscale predicate: %v",
-		cases, feasible, infeasible, byPredicate)
+	t.Logf("%d cases (%d with resource claims, %d aborted by a plugin error): %d feasible and %d infeasible node verdicts; infeasible by gpuscale predicate: %v",
+		cases, draCases, aborted, feasible, infeasible, byPredicate)
 	if len(disagreements) > 0 {
 		t.Fatalf("%d disagreements (first ones):\n%s", len(disagreements), strings.Join(disagreements, "\n"))
 	}
-	// Every predicate must have decided some cases, or the generator has
-	// stopped exercising it and agreement proves nothing.
-	for p := predicates.NodeUnschedulable; p <= predicates.InterPodAffinity; p++ {
-		if p == predicates.NodeName {
-			continue // pending pods do not name a node
-		}
-		if byPredicate[p] == 0 && cases >= 2000 {
-			t.Errorf("no infeasible verdict came from %v over %d cases", p, cases)
-		}
-	}
+	return byPredicate, cases
 }
 
 func oracleVerdicts(c *Cluster, pod *v1.Pod) (map[string]bool, map[string][]string, error) {
@@ -80,8 +121,31 @@ func oracleVerdicts(c *Cluster, pod *v1.Pod) (map[string]bool, map[string][]stri
 	return o.Feasible(pod)
 }
 
-func ourVerdicts(c *Cluster, pod *v1.Pod) (map[string]predicates.Result, error) {
+func ourVerdicts(c *Cluster, pod *v1.Pod, o Options) (map[string]predicates.Result, error) {
 	s := snapshot.New()
+	f := snapshot.DefaultDRAFeatures()
+	f.PartitionableDevices = o.PartitionableDevices
+	s.SetDRAFeatures(f)
+	for _, dc := range c.DeviceClasses {
+		if err := s.SetDeviceClass(dc); err != nil {
+			return nil, err
+		}
+	}
+	for _, sl := range c.ResourceSlices {
+		if err := s.SetResourceSlice(sl); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range c.ResourceClaimTemplates {
+		if err := s.SetResourceClaimTemplate(t); err != nil {
+			return nil, err
+		}
+	}
+	for _, rc := range c.ResourceClaims {
+		if err := s.SetResourceClaim(rc); err != nil {
+			return nil, err
+		}
+	}
 	for _, ns := range c.Namespaces {
 		if err := s.SetNamespace(ns); err != nil {
 			return nil, err

@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gpuscale/gpuscale/internal/run"
 )
 
-func newClusterAutoscalerCommand() *cobra.Command {
+func newClusterAutoscalerCommand(runner func(context.Context, *run.ClusterAutoscalerOptions) error) *cobra.Command {
 	opts := run.NewClusterAutoscalerOptions()
 	cmd := &cobra.Command{
 		Use:   "cluster-autoscaler",
@@ -24,7 +26,7 @@ Cluster Autoscaler's names and defaults; see docs/flags.md.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return run.ClusterAutoscaler(cmd.Context(), opts)
+			return runner(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().SortFlags = false // keep the grouping of the flag definitions

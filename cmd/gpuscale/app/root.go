@@ -1,22 +1,31 @@
 // Package app is the gpuscale command line: the root command, `version`,
 // `metrics-adapter`, `dcgm-sim`, `simulate`, `explain`, `demo`, and
-// `cluster-autoscaler`, whose flags keep the upstream Cluster
-// Autoscaler's names and defaults (ClusterAutoscalerFlags) and map onto the
-// decision core's options (ClusterAutoscalerConfig.Options) and the live
-// shell's (ClusterAutoscalerConfig.Shell).
+// `cluster-autoscaler`, whose flags (upstream names and defaults) are
+// owned by internal/run and pkg/autoscalerflags.
 package app
 
 import (
-	"fmt"
-	"io"
-	"runtime/debug"
+	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpuscale/gpuscale/internal/run"
+	"github.com/gpuscale/gpuscale/internal/version"
 )
+
+// runners are what long-running commands call once their flags are parsed
+// and valid; tests put stand-ins in.
+type runners struct {
+	clusterAutoscaler func(context.Context, *run.ClusterAutoscalerOptions) error
+}
 
 // NewRootCommand builds the gpuscale command tree. Each call builds fresh
 // flags, so tests and embedders can run it more than once.
 func NewRootCommand() *cobra.Command {
+	return newRootCommand(runners{clusterAutoscaler: run.ClusterAutoscaler})
+}
+
+func newRootCommand(r runners) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpuscale",
 		Short: "Autoscaling for Kubernetes clusters that run GPU workloads",
@@ -34,12 +43,14 @@ It also serves GPU metrics from Prometheus to the HorizontalPodAutoscaler
 and its autoscalers in virtual time on scenarios and real traces (simulate),
 explains why something did or did not scale (explain), and plays the whole
 GPU autoscaling walkthrough on a local control plane (demo).`,
-		Version:       versionString(),
+		Version:       version.Get().String(),
 		SilenceUsage:  true, // a bad flag value is explained by its error; usage would bury it
 		SilenceErrors: true, // main prints the error once
 	}
 	root.SetVersionTemplate("gpuscale {{.Version}}\n")
-	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand(), newMetricsAdapterCommand(),
+	addLogging(root)
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand(r.clusterAutoscaler), newMetricsAdapterCommand(),
 		newDCGMSimCommand(), newSimulateCommand(), newExplainCommand(), newDemoCommand())
 	return root
 }
@@ -53,41 +64,4 @@ func newVersionCommand() *cobra.Command {
 			return writeVersion(cmd.OutOrStdout())
 		},
 	}
-}
-
-// versionString is the module version, "(devel)" for a build from a
-// checkout.
-func versionString() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	return info.Main.Version
-}
-
-// writeVersion prints what the Go toolchain recorded in the binary: the
-// module version, the VCS revision when built with VCS stamping, and Go.
-func writeVersion(w io.Writer) error {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		_, err := fmt.Fprintln(w, "gpuscale: no build information in this binary")
-		return err
-	}
-	fmt.Fprintf(w, "gpuscale %s\n", info.Main.Version)
-	fmt.Fprintf(w, "  module:   %s\n", info.Main.Path)
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	if rev := settings["vcs.revision"]; rev != "" {
-		if settings["vcs.modified"] == "true" {
-			rev += " (modified)"
-		}
-		fmt.Fprintf(w, "  commit:   %s\n", rev)
-	}
-	if t := settings["vcs.time"]; t != "" {
-		fmt.Fprintf(w, "  built at: %s\n", t)
-	}
-	_, err := fmt.Fprintf(w, "  go:       %s\n", info.GoVersion)
-	return err
 }

@@ -18,7 +18,14 @@ import (
 // execute runs the command tree with args and returns what it printed.
 func execute(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := NewRootCommand()
+	return executeWith(t, runners{clusterAutoscaler: run.ClusterAutoscaler}, args...)
+}
+
+// executeWith runs the command tree with stand-in runners.
+func executeWith(t *testing.T, r runners, args ...string) (string, error) {
+	t.Helper()
+	restoreLogging(t)
+	root := newRootCommand(r)
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)

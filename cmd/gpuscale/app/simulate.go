@@ -36,6 +36,10 @@ type simulateFlags struct {
 	duration                     time.Duration
 	csv, html                    string
 	everyLoop, noProgress, quiet bool
+	// limits bound a run (simulate_limits.go).
+	limits simulateLimits
+	// notes are what the trace loaders left out or changed.
+	notes traceNotes
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -85,6 +89,7 @@ HTML page of charts on request. --compare runs several option sets side by side.
 	fs.BoolVar(&f.everyLoop, "every-loop", false, "Run the autoscaler at every scan interval even when nothing can have changed (slower, same result).")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "Never show the progress bar (it shows only on a terminal).")
 	fs.BoolVar(&f.quiet, "quiet", false, "Do not print the summary table.")
+	addLimitFlags(fs, &f.limits)
 	return cmd
 }
 
@@ -100,10 +105,18 @@ func listBuiltins(w io.Writer) error {
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
+	if err := validateSimulateFlags(f); err != nil {
+		return err
+	}
 	s, err := buildScenario(cmd, f)
 	if err != nil {
 		return err
 	}
+	f.notes.write(cmd.ErrOrStderr())
+	ctx, stop := simulationContext(cmd)
+	defer stop()
+	applyMemoryLimit(f.limits)
+	var stopped error
 	base, err := autoscalerflags.ParseSettings(f.set)
 	if err != nil {
 		return fmt.Errorf("--set: %w", err)
@@ -141,23 +154,32 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		if !f.noProgress && isTerminal(os.Stderr) {
 			opts.Progress, finish = progress(opts.Label, s.Name)
 		}
-		res, err := engine.Run(opts)
+		limitOptions(&opts, f.limits)
+		res, err := engine.RunContext(ctx, opts)
 		finish()
-		if err != nil {
-			return err
+		if res == nil {
+			return limitError(err, f.limits)
 		}
-		run, err := report.NewRun(s, res)
-		if err != nil {
-			return err
+		run, rerr := report.NewRun(s, res)
+		if rerr != nil {
+			return rerr
 		}
 		runs = append(runs, run)
+		if err != nil { // stopped early: report what was measured
+			stopped = limitError(err, f.limits)
+			break
+		}
 	}
 	if !f.quiet {
 		if err := report.WriteSummary(cmd.OutOrStdout(), runs); err != nil {
 			return err
 		}
 	}
-	return writeOutputs(cmd.ErrOrStderr(), f, runs)
+	reportStopped(cmd.ErrOrStderr(), runs)
+	if err := writeOutputs(cmd.ErrOrStderr(), f, runs); err != nil {
+		return err
+	}
+	return stopped
 }
 
 // buildScenario reads the base scenario and folds in the traces.
@@ -216,8 +238,11 @@ func addTraces(s *scenario.Scenario, f *simulateFlags) error {
 	}
 	if f.alibabaPods != "" {
 		if err := open(f.alibabaPods, func(name string, r io.Reader) error {
-			ws, _, err := trace.AlibabaPods(name, r, trace.AlibabaOptions{TimeScale: f.timeScale})
+			ws, st, err := trace.AlibabaPods(name, r, trace.AlibabaOptions{TimeScale: f.timeScale})
 			s.Workloads = append(s.Workloads, ws...)
+			if err == nil {
+				err = f.notes.alibaba(name, st, f.limits)
+			}
 			return err
 		}); err != nil {
 			return fmt.Errorf("--alibaba-pods: %w", err)
@@ -229,8 +254,11 @@ func addTraces(s *scenario.Scenario, f *simulateFlags) error {
 			return fmt.Errorf("--jobs-columns: %w", err)
 		}
 		if err := open(f.jobs, func(name string, r io.Reader) error {
-			ws, _, err := trace.Jobs(name, r, cols)
+			ws, st, err := trace.Jobs(name, r, cols)
 			s.Workloads = append(s.Workloads, ws...)
+			if err == nil {
+				err = f.notes.jobs(name, st, f.limits)
+			}
 			return err
 		}); err != nil {
 			return fmt.Errorf("--jobs: %w", err)
@@ -238,9 +266,10 @@ func addTraces(s *scenario.Scenario, f *simulateFlags) error {
 	}
 	if f.azure != "" {
 		return open(f.azure, func(name string, r io.Reader) error {
-			points, err := trace.AzureLoad(name, r, trace.AzureOptions{Bucket: f.azureBucket, Measure: trace.AzureMeasure(f.azureMeasure)})
+			points, err := trace.AzureLoad(name, r, trace.AzureOptions{Bucket: f.azureBucket, Measure: trace.AzureMeasure(f.azureMeasure),
+				MaxSpan: f.limits.maxVirtualTime})
 			if err != nil {
-				return fmt.Errorf("--azure: %w", err)
+				return azureError(err, f.limits)
 			}
 			return setLoad(s, f.azureWorkload, points)
 		})

@@ -133,6 +133,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"regoin: x\n":                     `unknown field "regoin"`,
+		"Region: x\n":                     `unknown field "Region"`,
 		"prices:\n  g5.xlarge: -1\n":      `prices: want an instance type and a positive price, got "g5.xlarge": -1`,
 		"ec2Endpoint: ftp://x\n":          `ec2Endpoint: want an http(s) URL, got "ftp://x"`,
 		"refreshInterval: -5s\n":          `refreshInterval: must not be negative, got "-5s"`,

@@ -7,9 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // DefaultRefreshInterval is how long the groups, their instances and their
@@ -49,7 +48,7 @@ func LoadConfig(path string) (*Config, error) {
 // errors) and validates it.
 func ParseConfig(data []byte) (*Config, error) {
 	c := &Config{}
-	if err := yaml.UnmarshalStrict(data, c); err != nil {
+	if err := strictyaml.Unmarshal(data, c); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {

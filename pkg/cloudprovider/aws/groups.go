@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -35,10 +36,11 @@ type group struct {
 	tags      map[string]string
 	launch    launchSource
 
-	instanceType string
-	template     *v1.Node
-	price        float64
-	spot         bool
+	instanceType   string
+	template       *v1.Node
+	templateSlices []*resourceapi.ResourceSlice
+	price          float64
+	spot           bool
 	// options are the group's autoscaling-options tags, parsed; nil when
 	// it has none (or a bad one, reported as a problem).
 	options *snapshot.GroupOptions

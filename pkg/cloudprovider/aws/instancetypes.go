@@ -1,14 +1,25 @@
 package aws
 
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+)
+
 // InstanceType is what the provider knows of an EC2 instance type without
 // calling ec2:DescribeInstanceTypes (which the documented IAM policy does
 // not grant).
 type InstanceType struct {
 	VCPU      int64
 	MemoryMiB int64
-	GPUs      int64
+	// GPUs is the number of accelerators (GPUs, Inferentia or Trainium
+	// chips, Gaudi cards), advertised as Resource; Cores the NeuronCores
+	// of Neuron types, advertised as aws.amazon.com/neuroncore too.
+	GPUs     int64
+	Resource v1.ResourceName
+	Cores    int64
 	// Accelerator is the k8s.amazonaws.com/accelerator label value of
-	// GPU types ("" for CPU types).
+	// accelerator types ("" for CPU types).
 	Accelerator string
 	// Arch is the kubernetes.io/arch value.
 	Arch string
@@ -19,13 +30,24 @@ type InstanceType struct {
 // Accelerator label values, as EKS users set them with
 // --node-labels k8s.amazonaws.com/accelerator=... on GPU nodes.
 const (
-	AcceleratorT4   = "nvidia-tesla-t4"
-	AcceleratorA10G = "nvidia-a10g"
-	AcceleratorL4   = "nvidia-l4"
-	AcceleratorL40S = "nvidia-l40s"
-	AcceleratorV100 = "nvidia-tesla-v100"
-	AcceleratorA100 = "nvidia-a100"
-	AcceleratorH100 = "nvidia-h100"
+	AcceleratorT4      = "nvidia-tesla-t4"
+	AcceleratorA10G    = "nvidia-a10g"
+	AcceleratorL4      = "nvidia-l4"
+	AcceleratorL40S    = "nvidia-l40s"
+	AcceleratorV100    = "nvidia-tesla-v100"
+	AcceleratorA100    = "nvidia-a100"
+	AcceleratorA100_80 = "nvidia-a100-80gb"
+	AcceleratorH100    = "nvidia-h100"
+	AcceleratorH200    = "nvidia-h200"
+	AcceleratorB200    = "nvidia-b200"
+	// Not GPUs, but accelerators all the same: the label marks their nodes
+	// before the device plugin advertises anything.
+	AcceleratorInferentia  = "aws-inferentia"
+	AcceleratorInferentia2 = "aws-inferentia2"
+	AcceleratorTrainium    = "aws-trainium"
+	AcceleratorTrainium2   = "aws-trainium2"
+	AcceleratorRadeonV520  = "amd-radeon-pro-v520"
+	AcceleratorGaudi       = "habana-gaudi"
 )
 
 // LookupInstanceType returns the table entry of an instance type.
@@ -55,16 +77,35 @@ func arm(vcpu, memGiB int64, price float64) InstanceType {
 
 func accel(vcpu, memGiB, gpus int64, accelerator string, price float64) InstanceType {
 	t := cpu(vcpu, memGiB, price)
-	t.GPUs, t.Accelerator = gpus, accelerator
+	t.GPUs, t.Resource, t.Accelerator = gpus, gpu.ResourceName, accelerator
+	return t
+}
+
+// neuron is an Inferentia or Trainium type: devices and their NeuronCores.
+func neuron(vcpu, memGiB, devices, cores int64, accelerator string, price float64) InstanceType {
+	t := cpu(vcpu, memGiB, price)
+	t.GPUs, t.Resource, t.Cores, t.Accelerator = devices, gpu.ResourceNeuron, cores, accelerator
+	return t
+}
+
+// other is an accelerator type advertised under its own resource.
+func other(vcpu, memGiB, devices int64, res v1.ResourceName, accelerator string, price float64) InstanceType {
+	t := cpu(vcpu, memGiB, price)
+	t.GPUs, t.Resource, t.Accelerator = devices, res, accelerator
 	return t
 }
 
 // instanceTypes is kept by hand. Source: the Amazon EC2 instance type
 // specifications (docs.aws.amazon.com/ec2/latest/instancetypes: vCPUs,
-// memory, accelerators) and the EC2 On-Demand pricing page for US East (N.
-// Virginia), Linux. Prices of P4d and P5 are the list prices before AWS's
-// June 2025 reduction for those families; the cloud configuration's
-// prices override any entry (docs/cloudprovider-aws.md).
+// memory, accelerators; "Accelerated computing" for GPU, Inferentia,
+// Trainium and Gaudi counts) and the EC2 On-Demand pricing page for US East
+// (N. Virginia), Linux. Prices of P4d and P5 are the list prices before
+// AWS's June 2025 reduction for those families, those of P5en, P6-B200 and
+// Trn2 the list prices after it (P5e is sold in capacity blocks only and
+// is left out). The cloud configuration's prices override any entry
+// (docs/cloudprovider-aws.md). NeuronCores per device are the Neuron
+// documentation's: 4 on Inferentia, 2 on Inferentia2 and Trainium, and 4
+// logical cores on Trainium2 at its default logical NeuronCore size of 2.
 var instanceTypes = map[string]InstanceType{
 	// General purpose, Intel Xeon (Skylake/Cascade Lake, Ice Lake, Sapphire Rapids).
 	"m5.large": cpu(2, 8, 0.096), "m5.xlarge": cpu(4, 16, 0.192), "m5.2xlarge": cpu(8, 32, 0.384),
@@ -155,7 +196,36 @@ var instanceTypes = map[string]InstanceType{
 	"p3.16xlarge":   accel(64, 488, 8, AcceleratorV100, 24.48),
 	"p3dn.24xlarge": accel(96, 768, 8, AcceleratorV100, 31.212),
 
-	// NVIDIA A100 (40 GB) and H100.
-	"p4d.24xlarge": accel(96, 1152, 8, AcceleratorA100, 32.7726),
-	"p5.48xlarge":  accel(192, 2048, 8, AcceleratorH100, 98.32),
+	// NVIDIA A100 (40 GB and 80 GB), H100, H200 and B200.
+	"p4d.24xlarge":     accel(96, 1152, 8, AcceleratorA100, 32.7726),
+	"p4de.24xlarge":    accel(96, 1152, 8, AcceleratorA100_80, 40.9657),
+	"p5.48xlarge":      accel(192, 2048, 8, AcceleratorH100, 98.32),
+	"p5en.48xlarge":    accel(192, 2048, 8, AcceleratorH200, 63.296),
+	"p6-b200.48xlarge": accel(192, 2048, 8, AcceleratorB200, 113.9328),
+
+	// AWS Inferentia (4 NeuronCores per chip) and Inferentia2 (2).
+	"inf1.xlarge":   neuron(4, 8, 1, 4, AcceleratorInferentia, 0.228),
+	"inf1.2xlarge":  neuron(8, 16, 1, 4, AcceleratorInferentia, 0.362),
+	"inf1.6xlarge":  neuron(24, 48, 4, 16, AcceleratorInferentia, 1.18),
+	"inf1.24xlarge": neuron(96, 192, 16, 64, AcceleratorInferentia, 4.721),
+	"inf2.xlarge":   neuron(4, 16, 1, 2, AcceleratorInferentia2, 0.7582),
+	"inf2.8xlarge":  neuron(32, 128, 1, 2, AcceleratorInferentia2, 1.9679),
+	"inf2.24xlarge": neuron(96, 384, 6, 12, AcceleratorInferentia2, 6.4906),
+	"inf2.48xlarge": neuron(192, 768, 12, 24, AcceleratorInferentia2, 12.9813),
+
+	// AWS Trainium (2 NeuronCores per chip) and Trainium2.
+	"trn1.2xlarge":   neuron(8, 32, 1, 2, AcceleratorTrainium, 1.3438),
+	"trn1.32xlarge":  neuron(128, 512, 16, 32, AcceleratorTrainium, 21.50),
+	"trn1n.32xlarge": neuron(128, 512, 16, 32, AcceleratorTrainium, 24.78),
+	"trn2.48xlarge":  neuron(192, 2048, 16, 64, AcceleratorTrainium2, 35.7608),
+
+	// AMD Radeon Pro V520.
+	"g4ad.xlarge":   other(4, 16, 1, gpu.ResourceAMD, AcceleratorRadeonV520, 0.3785),
+	"g4ad.2xlarge":  other(8, 32, 1, gpu.ResourceAMD, AcceleratorRadeonV520, 0.5412),
+	"g4ad.4xlarge":  other(16, 64, 1, gpu.ResourceAMD, AcceleratorRadeonV520, 0.867),
+	"g4ad.8xlarge":  other(32, 128, 2, gpu.ResourceAMD, AcceleratorRadeonV520, 1.734),
+	"g4ad.16xlarge": other(64, 256, 4, gpu.ResourceAMD, AcceleratorRadeonV520, 3.468),
+
+	// Habana (Intel) Gaudi.
+	"dl1.24xlarge": other(96, 768, 8, gpu.ResourceGaudi, AcceleratorGaudi, 13.1090),
 }

@@ -183,7 +183,7 @@ func (p *Provider) setTemplate(g *group, d launchData) error {
 	if err != nil {
 		return err
 	}
-	g.template, g.instanceType, g.price, g.spot = res.node, d.instanceType, res.price, d.spot
+	g.template, g.templateSlices, g.instanceType, g.price, g.spot = res.node, res.slices, d.instanceType, res.price, d.spot
 	for _, t := range res.ignored {
 		p.log.Warn("aws node group tag not applied", "group", g.name, "tag", t)
 	}
@@ -198,7 +198,7 @@ func (p *Provider) keepPreviousTemplate(g *group) bool {
 	if old == nil || old.template == nil {
 		return false
 	}
-	g.template, g.instanceType, g.price, g.spot = old.template, old.instanceType, old.price, old.spot
+	g.template, g.templateSlices, g.instanceType, g.price, g.spot = old.template, old.templateSlices, old.instanceType, old.price, old.spot
 	return true
 }
 

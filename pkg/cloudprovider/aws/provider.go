@@ -236,6 +236,9 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 		}
 		if g.template != nil {
 			ng.Template = g.template.DeepCopy()
+			for _, sl := range g.templateSlices {
+				ng.TemplateSlices = append(ng.TemplateSlices, sl.DeepCopy())
+			}
 		}
 		out = append(out, ng)
 	}

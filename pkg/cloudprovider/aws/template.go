@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 )
 
@@ -137,8 +139,11 @@ type templateInput struct {
 
 // templateResult is a built template and what it says about the group.
 type templateResult struct {
-	node  *v1.Node
-	price float64
+	node *v1.Node
+	// slices are the ResourceSlices a new node publishes (NVIDIA GPUs
+	// under the DRA driver).
+	slices []*resourceapi.ResourceSlice
+	price  float64
 	// ignored are tags read but not applied, for the group's report.
 	ignored []string
 }
@@ -161,12 +166,18 @@ func buildTemplate(in templateInput, prices Prices) (templateResult, error) {
 	}
 	capacity := v1.ResourceList{}
 	labels := map[string]string{}
+	var devices []dra.DeviceSet
 	if known {
 		capacity[v1.ResourceCPU] = *resource.NewQuantity(it.VCPU, resource.DecimalSI)
 		capacity[v1.ResourceMemory] = *resource.NewQuantity(it.MemoryMiB*1024*1024, resource.BinarySI)
 		if it.GPUs > 0 {
-			capacity[gpu.ResourceName] = *resource.NewQuantity(it.GPUs, resource.DecimalSI)
 			labels[gpu.LabelEKSAccelerator] = it.Accelerator
+			all := maps.Clone(labels)
+			maps.Copy(all, o.labels)
+			devices, err = acceleratorCapacity(capacity, it, all)
+			if err != nil {
+				return templateResult{}, err
+			}
 		}
 	}
 	if in.ephemeralGiB > 0 {
@@ -185,7 +196,41 @@ func buildTemplate(in templateInput, prices Prices) (templateResult, error) {
 		Group: in.group, Capacity: capacity, Labels: labels, Taints: o.taints,
 		InstanceType: in.instanceType, Zone: in.zone, Region: in.region, Arch: it.Arch,
 	})
-	return templateResult{node: node, price: prices.price(in.instanceType, it, in.spot), ignored: o.ignored}, nil
+	slices, err := dra.TemplateSlices(node.Name, devices)
+	if err != nil {
+		return templateResult{}, err
+	}
+	return templateResult{node: node, slices: slices, price: prices.price(in.instanceType, it, in.spot), ignored: o.ignored}, nil
+}
+
+// acceleratorCapacity adds an accelerator type's devices to capacity as
+// its device plugin advertises them, under the node's labels: NVIDIA GPUs
+// partitioned by a MIG layout (label nvidia.com/mig.config=all-<profile>)
+// or shared by time-slicing (nvidia.com/gpu.replicas), Neuron devices and
+// their NeuronCores. NVIDIA GPUs of nodes whose device plugin is switched
+// off (nvidia.com/gpu.deploy.device-plugin=false) are returned as the
+// devices the NVIDIA DRA driver publishes instead.
+func acceleratorCapacity(capacity v1.ResourceList, it InstanceType, labels map[string]string) ([]dra.DeviceSet, error) {
+	if it.Resource != gpu.ResourceName {
+		capacity[it.Resource] = *resource.NewQuantity(it.GPUs, resource.DecimalSI)
+		if it.Cores > 0 {
+			capacity[gpu.ResourceNeuronCore] = *resource.NewQuantity(it.Cores, resource.DecimalSI)
+		}
+		return nil, nil
+	}
+	model, known := gpu.LookupModel(it.Accelerator)
+	if gpu.UsesDRADriver(labels) {
+		if !known {
+			return []dra.DeviceSet{dra.GenericDevices(gpu.DriverNVIDIA, int(it.GPUs))}, nil
+		}
+		return []dra.DeviceSet{dra.NVIDIAGPUs(model, int(it.GPUs))}, nil
+	}
+	rl, err := gpu.AdvertisedResources(it.GPUs, labels, model.MemoryGB)
+	if err != nil {
+		return nil, fmt.Errorf("tag %slabel/...: %w", TagNodeTemplate, err)
+	}
+	maps.Copy(capacity, rl)
+	return nil, nil
 }
 
 // Prices override the table's on-demand prices and give spot prices, by

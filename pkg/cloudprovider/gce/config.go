@@ -6,9 +6,9 @@ import (
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // Config is the --cloud-config file for --cloud-provider=gce. Every field
@@ -50,7 +50,7 @@ func LoadConfig(path string) (*Config, error) {
 // ParseConfig decodes strictly and validates.
 func ParseConfig(data []byte) (*Config, error) {
 	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+	if err := strictyaml.Unmarshal(data, &cfg); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {

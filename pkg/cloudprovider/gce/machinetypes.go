@@ -16,7 +16,8 @@ type MachineType struct {
 	Name      string
 	VCPUs     int64
 	MemoryMiB int64
-	// GPUs bundled with the type (a2, a3, g2), of GPUType.
+	// GPUs bundled with the type (a2, a3, a4, g2), of GPUType; TPU chips
+	// of TPU types (ct*), with GKE's TPU accelerator label as GPUType.
 	GPUs    int64
 	GPUType string
 	// Price is the hourly price in USD; zero when unknown.
@@ -59,6 +60,13 @@ var acceleratorPrices = map[string]Price{
 	"nvidia-h100-80gb":      {},
 	"nvidia-h100-mega-80gb": {},
 	"nvidia-h200-141gb":     {},
+	"nvidia-b200":           {},
+	// TPU chips come with their machine types only (billed per chip-hour;
+	// the machine types' rows leave the price to the cloud config).
+	"tpu-v4-podslice":      {},
+	"tpu-v5-lite-podslice": {},
+	"tpu-v5p-slice":        {},
+	"tpu-v6e-slice":        {},
 }
 
 // builtinMachineTypes is machinetypes.csv, parsed once.

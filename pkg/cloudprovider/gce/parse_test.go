@@ -145,6 +145,7 @@ prices:
 	}
 	bad := map[string]string{
 		"projct: x\n":                                           `unknown field "projct"`,
+		"Project: x\n":                                          `unknown field "Project"`,
 		"zones: [us-central1-a, moon]\n":                        `zones[1]: "moon" is not a zone name`,
 		"zones: [us-central1-a, us-central1-a]\n":               `zones[1]: "us-central1-a" is listed twice`,
 		"refreshInterval: -1s\n":                                "refreshInterval: must not be negative",

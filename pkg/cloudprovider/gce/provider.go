@@ -249,7 +249,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 		out = append(out, snapshot.NodeGroup{
 			ID: id, MinSize: g.min, MaxSize: g.max, TargetSize: g.target,
 			Template: g.node.DeepCopy(), InstanceType: g.shape.MachineType,
-			PricePerHour: g.shape.Price, Spot: g.shape.Spot,
+			PricePerHour: g.shape.Price, Spot: g.shape.Spot, TemplateSlices: g.shape.slices(g.node),
 			Instances: append([]snapshot.Instance(nil), g.instances...), InstancesListed: true, Options: g.options,
 		})
 	}

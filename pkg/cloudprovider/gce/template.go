@@ -9,9 +9,11 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 )
 
@@ -35,6 +37,9 @@ type nodeShape struct {
 	Spot bool
 	// Price is the hourly price of one node (0 when unknown).
 	Price float64
+	// Devices are the DRA devices the nodes publish (NVIDIA GPUs under the
+	// DRA driver).
+	Devices []dra.DeviceSet
 }
 
 // machineTypeSource resolves a machine type the table does not know.
@@ -84,10 +89,6 @@ func shapeFromTemplate(ctx context.Context, tmpl *compute.InstanceTemplate, zone
 	// Bundled GPUs (a2, a3, g2) may be listed in the template too: count
 	// them once.
 	gpus = max(gpus, attached)
-	if gpus > 0 && strings.HasPrefix(gpuType, "nvidia-") {
-		s.Capacity[gpu.ResourceName] = *resource.NewQuantity(gpus, resource.DecimalSI)
-		s.Labels[gpu.LabelGKEAccelerator] = gpuType
-	}
 	if sch := p.Scheduling; sch != nil {
 		switch {
 		case sch.ProvisioningModel == "SPOT":
@@ -107,11 +108,57 @@ func shapeFromTemplate(ctx context.Context, tmpl *compute.InstanceTemplate, zone
 		s.Taints = ke.Taints
 		s.Reserved = ke.Reserved
 	}
+	if err := s.addAccelerators(gpus, gpuType); err != nil {
+		return nodeShape{}, fmt.Errorf("instance template %s: %w", tmpl.Name, err)
+	}
 	machine := priceOf(machinePrices, prices.MachineTypes, name)
 	if base := machine.For(s.Spot); base > 0 {
 		s.Price = base + accPrice.For(s.Spot)
 	}
 	return s, nil
+}
+
+// addAccelerators gives the shape its accelerators once its labels are
+// known: TPU chips (machine types ct*-) as google.com/tpu; NVIDIA GPUs as
+// the device plugin advertises them under GKE's partition and sharing
+// labels, or, on node pools that run the NVIDIA DRA driver instead of
+// GKE's device plugin (label gke-no-default-nvidia-gpu-device-plugin), as
+// the devices of its ResourceSlices.
+func (s *nodeShape) addAccelerators(count int64, typ string) error {
+	switch {
+	case count <= 0:
+		return nil
+	case strings.HasPrefix(typ, "tpu-"):
+		s.Capacity[gpu.ResourceTPU] = *resource.NewQuantity(count, resource.DecimalSI)
+		if _, ok := s.Labels[gpu.LabelGKETPUAccelerator]; !ok {
+			s.Labels[gpu.LabelGKETPUAccelerator] = typ
+		}
+		return nil
+	case !strings.HasPrefix(typ, "nvidia-"):
+		return nil
+	}
+	s.Labels[gpu.LabelGKEAccelerator] = typ
+	model, known := gpu.LookupModel(typ)
+	if gpu.UsesDRADriver(s.Labels) {
+		if known {
+			s.Devices = []dra.DeviceSet{dra.NVIDIAGPUs(model, int(count))}
+		} else {
+			s.Devices = []dra.DeviceSet{dra.GenericDevices(gpu.DriverNVIDIA, int(count))}
+		}
+		return nil
+	}
+	rl, err := gpu.AdvertisedResources(count, s.Labels, model.MemoryGB)
+	if err != nil {
+		return fmt.Errorf("kube-env %w", err)
+	}
+	maps.Copy(s.Capacity, rl)
+	return nil
+}
+
+// slices are the ResourceSlices the group's template node publishes.
+func (s nodeShape) slices(node *v1.Node) []*resourceapi.ResourceSlice {
+	out, _ := dra.TemplateSlices(node.Name, s.Devices) // counts and names are ours: always valid
+	return out
 }
 
 // node builds the group's template node: the shape, the zone and region,

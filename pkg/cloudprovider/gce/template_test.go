@@ -14,15 +14,15 @@ import (
 
 func TestUnknownMachineTypeIsReadOnceFromTheAPI(t *testing.T) {
 	e := newEnv(t)
-	e.f.machines[testProject+"/"+testZone+"/a4-highgpu-8g"] = &compute.MachineType{Name: "a4-highgpu-8g", GuestCpus: 224, MemoryMb: 3968 * 1024,
-		Accelerators: []*compute.MachineTypeAccelerators{{GuestAcceleratorType: "nvidia-b200", GuestAcceleratorCount: 8}}}
+	e.f.machines[testProject+"/"+testZone+"/a3-edgegpu-8g"] = &compute.MachineType{Name: "a3-edgegpu-8g", GuestCpus: 208, MemoryMb: 1872 * 1024,
+		Accelerators: []*compute.MachineTypeAccelerators{{GuestAcceleratorType: "nvidia-h100-80gb", GuestAcceleratorCount: 8}}}
 	// A regional instance template, as newer GKE versions write.
 	path := "projects/" + testProject + "/regions/us-central1/instanceTemplates/b200"
-	e.f.templates[path] = &compute.InstanceTemplate{Name: "b200", Properties: props("a4-highgpu-8g").build()}
+	e.f.templates[path] = &compute.InstanceTemplate{Name: "b200", Properties: props("a3-edgegpu-8g").build()}
 	e.f.addMIG(testProject, testZone, "b200-a", "https://www.googleapis.com/compute/v1/"+path, 0)
 	e.f.addMIG(testProject, testZone, "b200-b", "https://www.googleapis.com/compute/v1/"+path, 0)
 	p := e.provider(t, Options{
-		Config:     &Config{Prices: PriceOverrides{MachineTypes: map[string]Price{"a4-highgpu-8g": {OnDemand: 100, Spot: 30}}}},
+		Config:     &Config{Prices: PriceOverrides{MachineTypes: map[string]Price{"a3-edgegpu-8g": {OnDemand: 100, Spot: 30}}}},
 		NodeGroups: []NodeGroupSpec{{Max: 2, URL: migURL("b200-a")}, {Max: 2, URL: migURL("b200-b")}},
 	})
 	refresh(t, p)
@@ -31,10 +31,10 @@ func TestUnknownMachineTypeIsReadOnceFromTheAPI(t *testing.T) {
 		t.Fatalf("groups %+v, problems %v", gs, p.Problems())
 	}
 	n := gs[0].Template
-	if gpu.Allocatable(n) != 8 || n.Labels[gpu.LabelGKEAccelerator] != "nvidia-b200" || gs[0].PricePerHour != 100 {
+	if gpu.Allocatable(n) != 8 || n.Labels[gpu.LabelGKEAccelerator] != "nvidia-h100-80gb" || gs[0].PricePerHour != 100 {
 		t.Errorf("template: gpus %d, label %q, price %g", gpu.Allocatable(n), n.Labels[gpu.LabelGKEAccelerator], gs[0].PricePerHour)
 	}
-	if c := e.f.callsOf("machineTypes"); len(c) != 1 || c[0].Path != "projects/gpu-project/zones/us-central1-a/machineTypes/a4-highgpu-8g" {
+	if c := e.f.callsOf("machineTypes"); len(c) != 1 || c[0].Path != "projects/gpu-project/zones/us-central1-a/machineTypes/a3-edgegpu-8g" {
 		t.Errorf("machineTypes.get calls: %+v", c)
 	}
 }
@@ -76,5 +76,42 @@ func TestRegionZones(t *testing.T) {
 	}
 	if c := e.f.callsOf("zones"); len(c) != 1 || c[0].Query.Get("filter") != `name eq "us-central1-.*"` {
 		t.Errorf("zones.list calls: %+v", c)
+	}
+}
+
+func shapeOf(t *testing.T, p *propsBuilder) nodeShape {
+	t.Helper()
+	shape, err := shapeFromTemplate(context.Background(), &compute.InstanceTemplate{Name: "t", Properties: p.build()}, testZone, PriceOverrides{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shape
+}
+
+// TestTPUAndGPUTemplates: TPU machine types scale from zero with their
+// chips; GKE's partition and sharing labels (kube-env) say how GPUs are
+// advertised; a node pool without GKE's device plugin publishes its GPUs
+// through the NVIDIA DRA driver.
+func TestTPUAndGPUTemplates(t *testing.T) {
+	tpu := shapeOf(t, props("ct6e-standard-4t")).node("g", testZone, "pool")
+	if q := tpu.Status.Allocatable[gpu.ResourceTPU]; q.Value() != 4 || tpu.Labels[gpu.LabelGKETPUAccelerator] != "tpu-v6e-slice" {
+		t.Errorf("TPU template: chips %s, label %q", q.String(), tpu.Labels[gpu.LabelGKETPUAccelerator])
+	}
+	if !gpu.IsGPUNode(tpu) || gpu.Allocatable(tpu) != 4 {
+		t.Error("a TPU template is not an accelerator node")
+	}
+	mig := shapeOf(t, props("a2-highgpu-2g").kubeEnv("AUTOSCALER_ENV_VARS: node_labels=cloud.google.com/gke-gpu-partition-size=1g.5gb\n")).node("g", testZone, "pool")
+	if q := mig.Status.Allocatable[gpu.ResourceName]; q.Value() != 14 {
+		t.Errorf("A100 pool in 1g.5gb partitions: %s nvidia.com/gpu, want 14", q.String())
+	}
+	shared := shapeOf(t, props("g2-standard-24").kubeEnv("AUTOSCALER_ENV_VARS: node_labels=cloud.google.com/gke-gpu-sharing-strategy=time-sharing,cloud.google.com/gke-max-shared-clients-per-gpu=3\n")).node("g", testZone, "pool")
+	if q := shared.Status.Allocatable[gpu.ResourceName]; q.Value() != 6 {
+		t.Errorf("two L4s shared by 3: %s nvidia.com/gpu, want 6", q.String())
+	}
+	draShape := shapeOf(t, props("a3-highgpu-8g").kubeEnv("AUTOSCALER_ENV_VARS: node_labels=gke-no-default-nvidia-gpu-device-plugin=true\n"))
+	n := draShape.node("g", testZone, "pool")
+	slices := draShape.slices(n)
+	if _, ok := n.Status.Allocatable[gpu.ResourceName]; ok || len(slices) != 1 || len(slices[0].Spec.Devices) != 8 || *slices[0].Spec.NodeName != n.Name {
+		t.Errorf("DRA pool: allocatable %v, slices %v", n.Status.Allocatable, slices)
 	}
 }

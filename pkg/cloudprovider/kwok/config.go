@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -68,6 +69,9 @@ type TemplateConfig struct {
 	// Capacity is the node's capacity and allocatable, GPUs included; cpu
 	// and memory are required, pods defaults to 110 (the kubelet's).
 	Capacity v1.ResourceList
+	// Devices are the DRA devices the node's drivers publish as
+	// ResourceSlices, after the device-plugin delay (devices).
+	Devices []dra.DeviceSet
 }
 
 // LoadConfig reads the configuration from the file at path (--cloud-config)
@@ -236,6 +240,16 @@ func validateTemplate(v *problems, path string, t *TemplateConfig) {
 		seen[id] = i
 	}
 	validateCapacity(v, path+".capacity", t.Capacity)
+	valid := true
+	for i := range t.Devices {
+		if err := t.Devices[i].Validate(fmt.Sprintf("%s.devices[%d]", path, i)); err != nil {
+			v.list = append(v.list, err)
+			valid = false
+		}
+	}
+	if _, err := dra.TemplateSlices(TemplateNamePrefix+"x", t.Devices); err != nil && valid {
+		v.add(path, "%v", err) // devices named twice
+	}
 }
 
 func validateCapacity(v *problems, path string, capacity v1.ResourceList) {

@@ -191,3 +191,13 @@ func TestExampleConfigParses(t *testing.T) {
 		t.Errorf("example has %d node groups, want 2", len(cfg.NodeGroups))
 	}
 }
+
+func TestAcceleratorsExampleParses(t *testing.T) {
+	cfg, err := LoadConfigFile("../../../examples/kwok-accelerators.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.NodeGroups) != 6 || len(cfg.NodeGroups[3].Template.Devices) != 1 {
+		t.Errorf("example: %d node groups, DRA group devices %v", len(cfg.NodeGroups), cfg.NodeGroups[3].Template.Devices)
+	}
+}

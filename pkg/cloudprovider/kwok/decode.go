@@ -49,6 +49,16 @@ type fileTemplate struct {
 	Labels   json.RawMessage `json:"labels"`
 	Taints   json.RawMessage `json:"taints"`
 	Capacity json.RawMessage `json:"capacity"`
+	Devices  json.RawMessage `json:"devices"`
+}
+
+type fileDevices struct {
+	Driver     *scalar         `json:"driver"`
+	Count      *scalar         `json:"count"`
+	NamePrefix *scalar         `json:"namePrefix"`
+	GPUModel   *scalar         `json:"gpuModel"`
+	Attributes json.RawMessage `json:"attributes"`
+	Capacity   json.RawMessage `json:"capacity"`
 }
 
 type fileTaint struct {
@@ -152,6 +162,12 @@ func (d *decoder) template(path string, raw json.RawMessage) TemplateConfig {
 					Effect: v1.TaintEffect(d.str(p+".effect", ft.Effect)),
 				})
 			}
+		}
+	}
+	var devices []json.RawMessage
+	if d.sequence(path+".devices", t.Devices, &devices) {
+		for i, raw := range devices {
+			out.Devices = append(out.Devices, d.devices(fmt.Sprintf("%s.devices[%d]", path, i), raw))
 		}
 	}
 	var capacity map[string]*scalar

@@ -5,9 +5,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -38,6 +40,9 @@ type group struct {
 	nonGPU   v1.ResourceList
 	gpus     v1.ResourceList
 	template *v1.Node
+	// templateSlices are the DRA devices' ResourceSlices for the template
+	// node; each node publishes its own copy (dra.ForNode).
+	templateSlices []*resourceapi.ResourceSlice
 }
 
 func newGroup(cfg NodeGroupConfig) *group {
@@ -75,8 +80,14 @@ func newGroup(cfg NodeGroupConfig) *group {
 	}
 	g.template = g.node(name, full)
 	g.template.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
+	// Validated with the configuration: the devices make valid slices.
+	g.templateSlices, _ = dra.TemplateSlices(name, cfg.Template.Devices)
 	return g
 }
+
+// hasDevices is true for groups whose nodes get something after the
+// device-plugin delay: extended GPU resources or DRA slices.
+func (g *group) hasDevices() bool { return len(g.gpus) > 0 || len(g.templateSlices) > 0 }
 
 // node is a node of the group named name with the given resources as both
 // capacity and allocatable.
@@ -107,7 +118,7 @@ func (g *group) node(name string, resources v1.ResourceList) *v1.Node {
 // runs; AnnotationGPUsAt says when Reconcile adds them.
 func (g *group) newNode(name string, now time.Time, devicePluginDelay time.Duration) *v1.Node {
 	n := g.node(name, g.nonGPU)
-	if len(g.gpus) > 0 {
+	if g.hasDevices() {
 		n.Annotations[AnnotationGPUsAt] = now.Add(devicePluginDelay).UTC().Format(time.RFC3339Nano)
 	}
 	return n
@@ -115,11 +126,35 @@ func (g *group) newNode(name string, now time.Time, devicePluginDelay time.Durat
 
 // snapshotGroup is the group as the core sees it.
 func (g *group) snapshotGroup(target int) snapshot.NodeGroup {
-	return snapshot.NodeGroup{
+	sg := snapshot.NodeGroup{
 		ID: g.cfg.Name, MinSize: g.cfg.MinSize, MaxSize: g.cfg.MaxSize, TargetSize: target,
 		Template: g.template.DeepCopy(), InstanceType: g.cfg.InstanceType,
 		PricePerHour: g.cfg.PricePerHour, Spot: g.cfg.Spot,
 	}
+	for _, sl := range g.templateSlices {
+		sg.TemplateSlices = append(sg.TemplateSlices, sl.DeepCopy())
+	}
+	return sg
+}
+
+// devicesAt is when the node's device plugin and DRA drivers "start", from
+// its annotation; false for nodes without one (made by hand, or by an
+// older provider), which are left alone.
+func devicesAt(node *v1.Node) (time.Time, bool) {
+	at, err := time.Parse(time.RFC3339Nano, node.Annotations[AnnotationGPUsAt])
+	return at, err == nil
+}
+
+// slicesFor are the ResourceSlices the node publishes once its DRA drivers
+// run: the template's, made the node's own and owned by the Node object so
+// that they go when it goes.
+func (g *group) slicesFor(node *v1.Node) []*resourceapi.ResourceSlice {
+	out := dra.ForNode(g.templateSlices, g.template.Name, node.Name)
+	for _, sl := range out {
+		sl.UID = ""
+		sl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
+	}
+	return out
 }
 
 // gpusDue reports whether node should now have its GPUs and does not.
@@ -129,8 +164,8 @@ func (g *group) gpusDue(node *v1.Node, now time.Time) bool {
 	if len(g.gpus) == 0 || gpu.Allocatable(node) > 0 {
 		return false
 	}
-	at, err := time.Parse(time.RFC3339Nano, node.Annotations[AnnotationGPUsAt])
-	return err == nil && !now.Before(at)
+	at, ok := devicesAt(node)
+	return ok && !now.Before(at)
 }
 
 // gpuPatch is the strategic-merge patch of the node status that advertises

@@ -32,7 +32,7 @@ func (p *Provider) Run(ctx context.Context) {
 
 // Reconcile brings the cluster to what the clock says: pending nodes whose
 // time has come are created, and nodes whose device-plugin delay has passed
-// get their GPUs. It reads everything it needs from the API, so it is safe
+// get their GPUs and publish their DRA devices' ResourceSlices. It reads everything it needs from the API, so it is safe
 // to call after a restart, and calling it twice changes nothing more.
 func (p *Provider) Reconcile(ctx context.Context) error {
 	p.mu.Lock()
@@ -90,22 +90,57 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// publishSlices creates the ResourceSlices of due nodes of DRA groups that
+// have not published them, as a DRA driver's kubelet plugin would.
+func (p *Provider) publishSlices(ctx context.Context, nodes []*v1.Node, groups []*group) error {
+	list, err := p.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("kwok: listing resource slices: %w", err)
+	}
+	have := map[string]bool{}
+	for i := range list.Items {
+		have[list.Items[i].Name] = true
+	}
+	var errs []error
+	for i, n := range nodes {
+		for _, sl := range groups[i].slicesFor(n) {
+			if have[sl.Name] {
+				continue
+			}
+			_, err := p.client.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				errs = append(errs, fmt.Errorf("kwok: publishing slice %s of node %s: %w", sl.Name, n.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // advertiseGPUsLocked lists the groups' nodes (refreshing the registered
 // cache) and patches the GPUs into those whose time has come, as the
 // device plugin's registration with the kubelet would.
 func (p *Provider) advertiseGPUsLocked(ctx context.Context, now time.Time) error {
-	var due []*v1.Node
-	var dueGroups []*group
+	var due, draDue []*v1.Node
+	var dueGroups, draGroups []*group
 	err := p.listNodesLocked(ctx, func(g *group, n *v1.Node) {
 		if g.gpusDue(n, now) {
 			due = append(due, n)
 			dueGroups = append(dueGroups, g)
+		}
+		if at, ok := devicesAt(n); ok && len(g.templateSlices) > 0 && !now.Before(at) {
+			draDue = append(draDue, n)
+			draGroups = append(draGroups, g)
 		}
 	})
 	if err != nil {
 		return err
 	}
 	var errs []error
+	if len(draDue) > 0 {
+		if err := p.publishSlices(ctx, draDue, draGroups); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i, n := range due {
 		_, err := p.client.CoreV1().Nodes().PatchStatus(ctx, n.Name, dueGroups[i].gpuPatch())
 		if err != nil && !apierrors.IsNotFound(err) {

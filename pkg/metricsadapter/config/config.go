@@ -16,6 +16,9 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuscale/gpuscale/pkg/redact"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // Config is the adapter's parsed configuration.
@@ -112,10 +115,19 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse parses YAML (or JSON) in either form and validates every rule.
+//
+// A document with nothing in it (empty, only comments, or null) is refused:
+// it is what a mount of the wrong ConfigMap key or a truncated file looks
+// like, and starting with no rules would hide that. A document that says
+// "no rules" (rules: []) is accepted with a warning.
 func Parse(data []byte) (*Config, error) {
 	top, err := objectFields(data, "")
 	if err != nil {
 		return nil, err
+	}
+	if top == nil {
+		return nil, errors.New("the configuration is empty (no content, only comments, or null); " +
+			"give rules or externalRules (prometheus-adapter's form) or the chart's values")
 	}
 	cfg := &Config{}
 	if isHelmValues(top) {
@@ -126,11 +138,19 @@ func Parse(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validateRules("rules", cfg.Rules, false); err != nil {
+	pq := newPromQL()
+	warn := func(w string) { cfg.Warnings = append(cfg.Warnings, w) }
+	if err := validateRules("rules", cfg.Rules, false, pq, warn); err != nil {
 		return nil, err
 	}
-	if err := validateRules("externalRules", cfg.ExternalRules, true); err != nil {
+	if err := validateRules("externalRules", cfg.ExternalRules, true, pq, warn); err != nil {
 		return nil, err
+	}
+	if err := checkNames(cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.Rules) == 0 && len(cfg.ExternalRules) == 0 {
+		warn("no rules and no externalRules: the adapter serves no metrics until the configuration lists some")
 	}
 	return cfg, nil
 }
@@ -220,7 +240,7 @@ func helmURL(p helmPrometheus) (string, error) {
 		return "", errors.New("prometheus.url: must be set when the prometheus section is present")
 	}
 	if !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
-		return "", fmt.Errorf("prometheus.url: %q must start with http:// or https://", p.URL)
+		return "", fmt.Errorf("prometheus.url: %q must start with http:// or https://", redact.URL(p.URL))
 	}
 	url := strings.TrimSuffix(p.URL, "/")
 	if len(p.Port) > 0 && !isNull(p.Port) {
@@ -277,16 +297,17 @@ func ruleList(raw json.RawMessage, field string) ([]Rule, error) {
 	return rules, nil
 }
 
-// objectFields converts YAML to JSON and splits a mapping into its fields.
+// objectFields converts YAML to JSON and splits a mapping into its fields;
+// a null document (empty, or only comments) gives nil.
 func objectFields(data []byte, field string) (map[string]json.RawMessage, error) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("%sinvalid YAML: %w", prefix(field), err)
 	}
-	fields := map[string]json.RawMessage{}
 	if isNull(js) {
-		return fields, nil
+		return nil, nil
 	}
+	fields := map[string]json.RawMessage{}
 	if err := json.Unmarshal(js, &fields); err != nil {
 		return nil, fmt.Errorf("%smust be a mapping: %w", prefix(field), err)
 	}
@@ -308,7 +329,7 @@ func onlyFields(fields map[string]json.RawMessage, field string, allowed ...stri
 }
 
 func strictUnmarshal(raw json.RawMessage, into any) error {
-	err := yaml.UnmarshalStrict(raw, into)
+	err := strictyaml.Unmarshal(raw, into)
 	if err == nil {
 		return nil
 	}

@@ -125,10 +125,11 @@ func TestParseHelmVariants(t *testing.T) {
 		wantURL string
 		warns   int
 	}{
-		{"port as string and path", "prometheus:\n  url: http://prom.svc/\n  port: \"9090\"\n  path: /sub\n", "http://prom.svc:9090/sub", 0},
-		{"no port", "prometheus:\n  url: https://prom.example\n", "https://prom.example", 0},
-		{"rules mapping without prometheus", "rules:\n  default: false\n  custom: []\n", "", 0},
-		{"default true is reported", "rules:\n  default: true\n", "", 1},
+		// Each of these lists no rule, which is reported too.
+		{"port as string and path", "prometheus:\n  url: http://prom.svc/\n  port: \"9090\"\n  path: /sub\n", "http://prom.svc:9090/sub", 1},
+		{"no port", "prometheus:\n  url: https://prom.example\n", "https://prom.example", 1},
+		{"rules mapping without prometheus", "rules:\n  default: false\n  custom: []\n", "", 1},
+		{"default true is reported", "rules:\n  default: true\n", "", 2},
 		{"external rules", "rules:\n  external:\n  - seriesQuery: up\n    metricsQuery: sum(<<.Series>>)\n", "", 0},
 	}
 	for _, tc := range tests {
@@ -156,6 +157,10 @@ func TestParseErrorsNameRuleAndField(t *testing.T) {
 	}{
 		{"unknown top-level field", "rules: []\nrulez: []\n", []string{`unknown field "rulez"`}},
 		{"unknown rule field", "rules:\n" + good + "- seriesQuery: up\n  metricQuery: x\n", []string{"rules[1]", "metricQuery"}},
+		{"rule field in another case", "rules:\n- seriesQuerY: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: x\n",
+			[]string{"rules[0]", `unknown field "seriesQuerY"`}},
+		{"resource template without the resource", "rules:\n- seriesQuery: up\n  resources: {template: pod}\n  metricsQuery: x\n",
+			[]string{"rules[0].resources.template", "must use <<.Resource>>"}},
 		{"unknown helm rule field", "prometheus: {url: http://p}\nrules:\n  custom:\n  - seriesQuery: up\n    nmae: {}\n", []string{"rules.custom[0]", "nmae"}},
 		{"unknown helm rules key", "rules:\n  customs: []\n", []string{"rules", `"customs"`}},
 		{"unknown prometheus key", "prometheus: {url: http://p, host: x}\n", []string{"prometheus", "host"}},

@@ -3,9 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
+	"strings"
 	"text/template"
 )
 
@@ -37,21 +37,37 @@ func NewTemplate(name, text string) (*template.Template, error) {
 	return template.New(name).Delims("<<", ">>").Option("missingkey=error").Parse(text)
 }
 
+// sampleQueryArgs stand in for a request's when a metricsQuery template is
+// checked: one object, one matcher, grouped by its label.
+var sampleQueryArgs = QueryArgs{
+	Series: "series", LabelMatchers: `pod="p"`, LabelValuesByName: map[string]string{"pod": "p"},
+	GroupBy: "pod", GroupBySlice: []string{"pod"},
+}
+
 // validateRules checks what the YAML decoder cannot: required fields,
-// regular expressions and templates (including the fields they refer to,
-// by executing them against sample arguments).
-func validateRules(field string, rules []Rule, external bool) error {
+// regular expressions, templates (including the fields they refer to, by
+// executing them against sample arguments) and PromQL (the series query
+// as it is, the metrics query as the sample arguments render it). A query
+// that needs an experimental Prometheus feature is accepted with a warning.
+func validateRules(field string, rules []Rule, external bool, pq *promQL, warn func(string)) error {
 	for i, r := range rules {
-		if err := validateRule(r, external); err != nil {
+		if err := validateRule(r, external, pq); err != nil {
+			if errors.Is(err, errExperimental) {
+				warn(fmt.Sprintf("%s[%d].%v; Prometheus must run with that feature enabled", field, i, err))
+				continue
+			}
 			return fmt.Errorf("%s[%d].%w", field, i, err)
 		}
 	}
 	return nil
 }
 
-func validateRule(r Rule, external bool) error {
+func validateRule(r Rule, external bool, pq *promQL) error {
 	if r.SeriesQuery == "" {
 		return errors.New("seriesQuery: must be set")
+	}
+	if err := pq.checkSelector(r.SeriesQuery); err != nil {
+		return fmt.Errorf("seriesQuery: %w", err)
 	}
 	for j, f := range r.SeriesFilters {
 		if err := validateFilter(f); err != nil {
@@ -67,11 +83,12 @@ func validateRule(r Rule, external bool) error {
 	if r.MetricsQuery == "" {
 		return errors.New("metricsQuery: must be set")
 	}
-	if err := checkTemplate(r.MetricsQuery, QueryArgs{
-		Series: "series", LabelMatchers: `pod="p"`, LabelValuesByName: map[string]string{"pod": "p"},
-		GroupBy: "pod", GroupBySlice: []string{"pod"},
-	}); err != nil {
+	rendered, err := renderTemplate(r.MetricsQuery, sampleQueryArgs)
+	if err != nil {
 		return fmt.Errorf("metricsQuery: %q: %w", r.MetricsQuery, err)
+	}
+	if err := pq.checkExpr(rendered); err != nil {
+		return fmt.Errorf("metricsQuery: %q renders to %q, which is not valid PromQL: %w", r.MetricsQuery, rendered, err)
 	}
 	return nil
 }
@@ -102,8 +119,13 @@ func validateResources(m ResourceMapping, external bool) error {
 		return errors.New("namespaced: only external rules take this field")
 	}
 	if m.Template != "" {
-		if err := checkTemplate(m.Template, ResourceArgs{Group: "apps", Resource: "deployment"}); err != nil {
+		const placeholder = "RESOURCExPLACEHOLDER"
+		out, err := renderTemplate(m.Template, ResourceArgs{Group: "apps", Resource: placeholder})
+		if err != nil {
 			return fmt.Errorf("template: %q: %w", m.Template, err)
+		}
+		if !strings.Contains(out, placeholder) {
+			return fmt.Errorf("template: %q must use <<.Resource>>, the resource a label names", m.Template)
 		}
 	}
 	for _, label := range sortedKeys(m.Overrides) {
@@ -114,12 +136,16 @@ func validateResources(m ResourceMapping, external bool) error {
 	return nil
 }
 
-func checkTemplate(text string, args any) error {
+func renderTemplate(text string, args any) (string, error) {
 	t, err := NewTemplate("check", text)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return t.Execute(io.Discard, args)
+	var b strings.Builder
+	if err := t.Execute(&b, args); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/gpuscale/gpuscale/pkg/redact"
 )
 
 // Options configure a Client.
@@ -65,7 +67,7 @@ func New(o Options) (*Client, error) {
 		return nil, errors.New("prometheus url: must be set")
 	}
 	if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
-		return nil, fmt.Errorf("prometheus url: %q must start with http:// or https://", o.URL)
+		return nil, fmt.Errorf("prometheus url: %q must start with http:// or https://", redact.URL(o.URL))
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
@@ -84,9 +86,10 @@ func New(o Options) (*Client, error) {
 	hc := &http.Client{Transport: rt}
 	c, err := api.NewClient(api.Config{Address: o.URL, Client: hc})
 	if err != nil {
-		return nil, fmt.Errorf("prometheus url %q: %w", o.URL, err)
+		return nil, fmt.Errorf("prometheus url %q: %w", redact.URL(o.URL), redact.Error(err))
 	}
-	return &Client{api: v1.NewAPI(c), http: hc, query: c.URL("/api/v1/query", nil), url: o.URL, timeout: o.Timeout,
+	// Credentials in the URL are sent (as basic auth) but never printed.
+	return &Client{api: v1.NewAPI(c), http: hc, query: c.URL("/api/v1/query", nil), url: redact.URL(o.URL), timeout: o.Timeout,
 		metrics: o.Metrics}, nil
 }
 
@@ -114,7 +117,8 @@ func newTransport(o Options) (*http.Transport, error) {
 	return t, nil
 }
 
-// URL is the Prometheus address the client calls.
+// URL is the Prometheus address the client calls, with any user and
+// password in it hidden.
 func (c *Client) URL() string { return c.url }
 
 // Series lists the series matching match between start and end.

@@ -8,6 +8,8 @@ import (
 	"net"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/redact"
 )
 
 // Kind sorts a failed call by what the caller should tell its client.
@@ -58,12 +60,15 @@ func KindOf(err error) Kind {
 }
 
 // classify wraps err in an *Error of the right kind; nil and errors
-// already sorted stay as they are.
+// already sorted stay as they are. url is printed as it is: pass it
+// redacted.
 func classify(ctx context.Context, err error, url string) error {
 	var sorted *Error
 	if err == nil || errors.As(err, &sorted) {
 		return err
 	}
+	// net/http names the URL in its errors, user name included.
+	err = redact.Error(err)
 	kind := KindUnavailable
 	var apiErr *v1.Error
 	var netErr net.Error

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -36,11 +35,15 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err != nil {
 		return nil, err
 	}
+	if bad := values.unusable; len(bad.list) > 0 {
+		p.reportUnusable("by_name", entry, info.Metric, bad)
+		return nil, bad.err(entry, info.Metric)
+	}
 	ref, err := helpers.ReferenceFor(p.opts.Mapper, name, info)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("naming the kind of %s: %w", info.GroupResource, err))
 	}
-	v, ok := values[name.Name]
+	v, ok := values.good[name.Name]
 	if !ok {
 		return nil, cmprovider.NewMetricNotFoundForError(info.GroupResource, info.Metric, name.Name)
 	}
@@ -78,11 +81,20 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("naming the kind of %s: %w", info.GroupResource, err))
 	}
-	items := make([]custom_metrics.MetricValue, 0, len(values))
+	items := make([]custom_metrics.MetricValue, 0, len(values.good))
 	for _, n := range names {
-		if v, ok := values[n]; ok {
+		if v, ok := values.good[n]; ok {
 			ref.Name = n
 			items = append(items, metricValue(ref, info.Metric, v))
+		}
+	}
+	if bad := values.unusable; len(bad.list) > 0 {
+		// The others are served: the HPA counts the left-out objects as
+		// missing, as it does for pods without samples, instead of losing
+		// the metric for every pod.
+		p.reportUnusable("by_selector", entry, info.Metric, bad)
+		if len(items) == 0 {
+			return nil, bad.err(entry, info.Metric)
 		}
 	}
 	if len(items) == 0 {
@@ -97,20 +109,27 @@ type objectValue struct {
 	at    model.Time
 }
 
+// objectValues are the samples of one query by object: those that can be
+// served, and the objects whose samples cannot.
+type objectValues struct {
+	good     map[string]objectValue
+	unusable unusableObjects
+}
+
 // queryObjects runs the entry's rule for names and returns each object's
-// sample. Several samples for one object, or a value that is not a finite
-// number, fail the request with the rule named.
+// sample. An object with several samples, or a value that is not a finite
+// number, is unusable; the caller decides what that means for the request.
 func (p *Provider) queryObjects(ctx context.Context, e customEntry, info cmprovider.CustomMetricInfo, namespace string,
-	names []string, metricSelector labels.Selector) (map[string]objectValue, error) {
+	names []string, metricSelector labels.Selector) (objectValues, error) {
 	req := query.Request{Series: e.series, ObjectLabel: e.objectLabel, Names: names, Selector: metricSelector}
 	if info.Namespaced && e.namespaceLabel != "" {
 		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
 	}
 	vec, q, err := p.runRule(ctx, e.rule, req, "metric "+info.Metric)
 	if err != nil {
-		return nil, err
+		return objectValues{}, err
 	}
-	return objectValues(vec, e, info.Metric, names, q)
+	return sortSamples(vec, e, info.Metric, names, q)
 }
 
 // runRule renders rule's query for req and runs it at the clock's time. It
@@ -132,48 +151,50 @@ func (p *Provider) runRule(ctx context.Context, rule *naming.Rule, req query.Req
 	return vec, q, nil
 }
 
-func objectValues(vec []prom.Sample, e customEntry, metric string, names []string, q string) (map[string]objectValue, error) {
-	out := make(map[string]objectValue, len(vec))
-	var counts map[string]int // only for objects with several samples
-	var bad []string
+// sortSamples matches samples to objects by the object label. A result
+// without that label cannot be matched to any object and fails the request:
+// the rule's query aggregates the label away.
+func sortSamples(vec []prom.Sample, e customEntry, metric string, names []string, q string) (objectValues, error) {
+	out := objectValues{good: make(map[string]objectValue, len(vec))}
+	counts := map[string]int{}
+	var bad map[string]string // object -> why its value is unusable
 	for i := range vec {
 		s := &vec[i]
 		n, ok := s.Label(e.objectLabel)
 		if !ok {
 			if len(names) != 1 || len(vec) != 1 {
-				return nil, apierrors.NewInternalError(fmt.Errorf(
+				return objectValues{}, apierrors.NewInternalError(fmt.Errorf(
 					"%s: metric %s: a result has no %s label, so it cannot be matched to an object; group the query by <<.GroupBy>> (query: %s)",
 					e.rule.ID, metric, e.objectLabel, q))
 			}
 			n = names[0] // one object asked, one unlabelled answer
 		}
-		if _, dup := out[n]; dup {
-			if counts == nil {
-				counts = map[string]int{}
-			}
-			counts[n] = max(counts[n], 1) + 1 // the first sample and this one
-		}
-		q, err := quantity(s.Value)
+		counts[n]++
+		v, err := quantity(s.Value)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", n, err))
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[n] = err.Error()
+			continue
 		}
-		out[n] = objectValue{value: q, at: s.Timestamp}
+		out.good[n] = objectValue{value: v, at: s.Timestamp}
 	}
-	if len(counts) > 0 {
-		dups := make([]string, 0, len(counts))
-		for n, c := range counts {
-			dups = append(dups, fmt.Sprintf("%s (%d samples)", n, c))
+	for n, c := range counts {
+		if c > 1 {
+			out.unusable.add(unusableObject{name: n, reason: reasonAmbiguous,
+				why: fmt.Sprintf("%d samples; aggregate them in metricsQuery, for example avg(...) by (<<.GroupBy>>)", c)})
+			delete(out.good, n)
+			delete(bad, n)
 		}
-		sort.Strings(dups)
-		return nil, apierrors.NewInternalError(fmt.Errorf(
-			"%s: metric %s: several samples for one object: %s; aggregate them in metricsQuery, for example avg(...) by (<<.GroupBy>>) (query: %s)",
-			e.rule.ID, metric, strings.Join(dups, ", "), q))
 	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return nil, apierrors.NewInternalError(fmt.Errorf("%s: metric %s: no usable value for %s (query: %s)",
-			e.rule.ID, metric, strings.Join(bad, "; "), q))
+	for n, why := range bad {
+		out.unusable.add(unusableObject{name: n, reason: reasonNotANumber, why: why})
+		delete(out.good, n)
 	}
+	list := out.unusable.list
+	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+	out.unusable.query = q
 	return out, nil
 }
 

@@ -13,6 +13,7 @@ type Metrics struct {
 	errors      *prometheus.CounterVec
 	discoveries *prometheus.CounterVec
 	known       *prometheus.GaugeVec
+	unusableObj *prometheus.CounterVec
 }
 
 // NewMetrics creates the provider's metrics and registers them with reg
@@ -37,9 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: ns, Subsystem: sub, Name: "metrics",
 			Help: "Metrics the adapter currently serves, by API.",
 		}, []string{"api"}),
+		unusableObj: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "unusable_objects_total",
+			Help: "Objects left out of custom metrics answers because their samples cannot be served, by rule, metric and reason (ambiguous: several samples; not_a_number: NaN or infinite).",
+		}, []string{"rule", "metric", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duration, m.errors, m.discoveries, m.known)
+		reg.MustRegister(m.duration, m.errors, m.discoveries, m.known, m.unusableObj)
 	}
 	return m
 }
@@ -71,4 +76,11 @@ func (m *Metrics) knownMetrics(custom, external int) {
 	}
 	m.known.WithLabelValues("custom").Set(float64(custom))
 	m.known.WithLabelValues("external").Set(float64(external))
+}
+
+func (m *Metrics) unusable(rule, metric, reason string) {
+	if m == nil {
+		return
+	}
+	m.unusableObj.WithLabelValues(rule, metric, reason).Inc()
 }

@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,6 +90,27 @@ type fixture struct {
 	clock   *clocktesting.FakeClock
 	p       *Provider
 	metrics *Metrics
+	log     *logLines
+}
+
+// logLines keeps what the provider logs.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, prefix+" "+args)
+	}, funcr.Options{})
+}
+
+func (l *logLines) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
 }
 
 func newFixture(t testing.TB, pods fakeLister, timeout time.Duration) *fixture {
@@ -117,12 +141,13 @@ func newFixture(t testing.TB, pods fakeLister, timeout time.Duration) *fixture {
 	}
 	clk := clocktesting.NewFakeClock(t0.Add(2 * time.Second))
 	m := NewMetrics(prometheus.NewRegistry())
+	log := &logLines{}
 	p, err := New(Options{Rules: rules, ExternalRules: external, Prometheus: client, Mapper: testMapper(),
-		Lister: pods, Clock: clk, RelistInterval: time.Minute, Metrics: m})
+		Lister: pods, Clock: clk, RelistInterval: time.Minute, Metrics: m, Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{prom: fp, clock: clk, p: p, metrics: m}
+	return &fixture{prom: fp, clock: clk, p: p, metrics: m, log: log}
 }
 
 func gpuSample(ns, pod, gpu string, value float64, at time.Time) promtest.Sample {
@@ -253,32 +278,70 @@ func TestDiscoverOnMiss(t *testing.T) {
 	}
 }
 
-func TestSeveralSamplesForOneObjectIsAnError(t *testing.T) {
+// An object with several samples is left out of a list, which serves the
+// others, and is reported; asked for by name, or when no object is left,
+// it is an error naming the rule and the object.
+func TestSeveralSamplesForOneObjectAreLeftOutAndReported(t *testing.T) {
 	f := newFixture(t, seedPods(), time.Second)
-	fb := func(gpu string, v float64) promtest.Sample {
-		s := gpuSample("default", "gpu-hpa-test-a", gpu, v, t0)
+	fb := func(pod, gpu string, v float64) promtest.Sample {
+		s := gpuSample("default", pod, gpu, v, t0)
 		s.Labels["__name__"] = "DCGM_FI_DEV_FB_USED"
 		return s
 	}
-	f.prom.Add(fb("0", 1000), fb("1", 2000))
+	f.prom.Add(fb("gpu-hpa-test-a", "0", 1000), fb("gpu-hpa-test-a", "1", 2000), fb("gpu-hpa-test-b", "2", 500))
 	info := cmprovider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "gpu_fb_used_raw"}
-	_, err := f.p.GetMetricBySelector(context.Background(), "default", labels.Everything(), info, labels.Everything())
-	if !apierrors.IsInternalError(err) {
-		t.Fatalf("err = %v, want an internal error", err)
+	list, err := f.p.GetMetricBySelector(context.Background(), "default", labels.Everything(), info, labels.Everything())
+	if err != nil {
+		t.Fatalf("one ambiguous pod failed the whole list: %v", err)
 	}
-	for _, want := range []string{"rules[1]", "gpu-hpa-test-a (2 samples)", "aggregate"} {
+	if len(list.Items) != 1 || list.Items[0].DescribedObject.Name != "gpu-hpa-test-b" || list.Items[0].Value.Value() != 500 {
+		t.Errorf("items %+v, want gpu-hpa-test-b alone", list.Items)
+	}
+	if got := testutil.ToFloat64(f.metrics.unusableObj.WithLabelValues("rules[1]", "gpu_fb_used_raw", "ambiguous")); got != 1 {
+		t.Errorf("unusable_objects_total{ambiguous} = %v, want 1", got)
+	}
+	for _, want := range []string{"no usable value", "rules[1]", "gpu_fb_used_raw", "gpu-hpa-test-a: 2 samples"} {
+		if !strings.Contains(f.log.all(), want) {
+			t.Errorf("log %q does not mention %q", f.log.all(), want)
+		}
+	}
+	_, err = f.p.GetMetricByName(context.Background(), types.NamespacedName{Namespace: "default", Name: "gpu-hpa-test-a"}, info, labels.Everything())
+	if !apierrors.IsInternalError(err) {
+		t.Fatalf("by name: err = %v, want an internal error", err)
+	}
+	for _, want := range []string{"rules[1]", "gpu-hpa-test-a: 2 samples", "aggregate"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
+
+	only := newFixture(t, seedPods(), time.Second)
+	only.prom.Add(fb("gpu-hpa-test-a", "0", 1000), fb("gpu-hpa-test-a", "1", 2000))
+	_, err = only.p.GetMetricBySelector(context.Background(), "default", labels.Everything(), info, labels.Everything())
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "gpu-hpa-test-a: 2 samples") {
+		t.Errorf("no usable object: err = %v, want an internal error naming gpu-hpa-test-a", err)
+	}
 }
 
-func TestNaNIsReportedNotZero(t *testing.T) {
+func TestNaNIsLeftOutAndReportedNotZero(t *testing.T) {
 	f := newFixture(t, seedPods(), time.Second)
 	f.prom.Add(gpuSample("default", "gpu-hpa-test-a", "0", math.NaN(), t0), gpuSample("default", "gpu-hpa-test-b", "1", 10, t0))
-	_, err := f.p.GetMetricBySelector(context.Background(), "default", labels.Everything(), gpuUtilInfo, labels.Everything())
+	list, err := f.p.GetMetricBySelector(context.Background(), "default", labels.Everything(), gpuUtilInfo, labels.Everything())
+	if err != nil {
+		t.Fatalf("one NaN failed the whole list: %v", err)
+	}
+	if len(list.Items) != 1 || list.Items[0].DescribedObject.Name != "gpu-hpa-test-b" {
+		t.Errorf("items %+v, want gpu-hpa-test-b alone (a NaN is not 0)", list.Items)
+	}
+	if got := testutil.ToFloat64(f.metrics.unusableObj.WithLabelValues("rules[0]", "gpu_utilization", "not_a_number")); got != 1 {
+		t.Errorf("unusable_objects_total{not_a_number} = %v, want 1", got)
+	}
+	if !strings.Contains(f.log.all(), "gpu-hpa-test-a: value is NaN") {
+		t.Errorf("log %q does not report gpu-hpa-test-a's NaN", f.log.all())
+	}
+	_, err = f.p.GetMetricByName(context.Background(), types.NamespacedName{Namespace: "default", Name: "gpu-hpa-test-a"}, gpuUtilInfo, labels.Everything())
 	if err == nil || !strings.Contains(err.Error(), "NaN") || !strings.Contains(err.Error(), "gpu-hpa-test-a") || !strings.Contains(err.Error(), "rules[0]") {
-		t.Errorf("err = %v, want one reporting NaN for gpu-hpa-test-a under rules[0]", err)
+		t.Errorf("by name: err = %v, want one reporting NaN for gpu-hpa-test-a under rules[0]", err)
 	}
 }
 

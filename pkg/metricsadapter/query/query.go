@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -36,10 +37,20 @@ type Request struct {
 	GroupBy []string
 }
 
-// Args builds the template arguments for r.
+// Args builds the template arguments for r. LabelValuesByName holds, as
+// prometheus-adapter's does, every label the metric selector names (its
+// values joined by "|"; "" for exists and does-not-exist), then the
+// namespace and the object label, which win over a selector naming them.
 func Args(r Request) (config.QueryArgs, error) {
+	// PromQL strings and regular expressions are UTF-8; Kubernetes names
+	// always are, so a name that is not was not read from the API server.
+	for _, n := range append([]string{r.Namespace}, r.Names...) {
+		if !utf8.ValidString(n) {
+			return config.QueryArgs{}, fmt.Errorf("object or namespace name %q is not valid UTF-8", n)
+		}
+	}
 	var matchers []string
-	values := map[string]string{}
+	values := selectorValues(r.Selector)
 	if r.ObjectLabel != "" {
 		pattern := namesPattern(r.Names)
 		values[r.ObjectLabel] = pattern
@@ -104,6 +115,20 @@ func SelectorMatchers(sel labels.Selector) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// selectorValues maps each label the selector names to its values as an
+// alternation of literals.
+func selectorValues(sel labels.Selector) map[string]string {
+	values := map[string]string{}
+	if sel == nil || sel.Empty() {
+		return values
+	}
+	reqs, _ := sel.Requirements()
+	for _, req := range reqs {
+		values[req.Key()] = namesPattern(req.Values().List())
+	}
+	return values
 }
 
 // GroupByLabels is the grouping of an external query: the labels the

@@ -121,3 +121,30 @@ func TestExternalArgs(t *testing.T) {
 		t.Errorf("no selector: matchers %q, group by %q %v; want empty", empty.LabelMatchers, empty.GroupBy, empty.GroupBySlice)
 	}
 }
+
+// prometheus-adapter gives a template the metric selector's labels in
+// LabelValuesByName, for custom and external rules alike; the object and
+// namespace labels win over a selector that names them.
+func TestLabelValuesByNameHoldsTheMetricSelector(t *testing.T) {
+	sel, err := labels.Parse("queue in (a.b,c),tier=gold,shard,!skip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	external, err := Args(Request{Series: "queue_depth", Selector: sel, GroupBy: GroupByLabels(sel),
+		NamespaceLabel: "namespace", Namespace: "team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"queue": `a\.b|c`, "tier": "gold", "shard": "", "skip": "", "namespace": "team"}
+	if !reflect.DeepEqual(external.LabelValuesByName, want) {
+		t.Errorf("external LabelValuesByName = %v, want %v", external.LabelValuesByName, want)
+	}
+	podSel, _ := labels.Parse("exported_pod=ignored,gpu=0")
+	custom, err := Args(Request{Series: "s", ObjectLabel: "exported_pod", Names: []string{"p1", "p2"}, Selector: podSel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"exported_pod": "p1|p2", "gpu": "0"}; !reflect.DeepEqual(custom.LabelValuesByName, want) {
+		t.Errorf("custom LabelValuesByName = %v, want %v", custom.LabelValuesByName, want)
+	}
+}

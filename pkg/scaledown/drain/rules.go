@@ -8,9 +8,11 @@
 // run in a fixed order and the first one with an opinion decides; a pod no
 // rule has an opinion on is drained. The order is the Cluster Autoscaler's:
 // rules that let a pod go (mirror, expendable, long terminating, DaemonSet,
-// terminal) come before the rules that block (no controller, kube-system,
-// safe-to-evict "false", local storage), and the PodDisruptionBudget rule
-// comes last. The safe-to-evict "true" annotation is not a rule of its own:
+// terminal) and the one that waits for a pod (safe-to-evict
+// "on-completion") come before the rules that block (no controller,
+// kube-system, safe-to-evict "false", local storage), and the
+// PodDisruptionBudget rule comes last; --min-replica-count's rule blocks
+// before the DaemonSet rule, as upstream's does. The safe-to-evict "true" annotation is not a rule of its own:
 // the blocking rules it overrides consult it, so that it can never override
 // a PodDisruptionBudget (the Eviction API would refuse the eviction anyway).
 //
@@ -36,9 +38,13 @@ const (
 	Skip
 	// Block means the pod cannot be moved, so its node must stay.
 	Block
+	// Wait means the pod must not be evicted but will finish by itself: it
+	// need not move, and its node may be found unneeded, but is removed
+	// only once the pod has completed.
+	Wait
 )
 
-var outcomeNames = [...]string{"Undecided", "Drain", "Skip", "Block"}
+var outcomeNames = [...]string{"Undecided", "Drain", "Skip", "Block", "Wait"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -64,6 +70,16 @@ const (
 	CodeLocalStorage     Code = "LocalStorageRequested"
 	CodeNotEnoughPDB     Code = "NotEnoughPdb"
 	CodeInvalidPDB       Code = "InvalidPdb"
+	// CodeMinReplicasReached and CodeControllerNotFound come from
+	// --min-replica-count.
+	CodeMinReplicasReached Code = "MinReplicasReached"
+	CodeControllerNotFound Code = "ControllerNotFound"
+)
+
+// Codes of Wait verdicts.
+const (
+	// CodeOnCompletion: safe-to-evict "on-completion".
+	CodeOnCompletion Code = "OnCompletionPod"
 )
 
 // Verdict is a rule's decision for one pod.
@@ -84,6 +100,9 @@ type Context struct {
 	// Budgets holds the PodDisruptionBudgets and what is left of their
 	// allowance in this loop; nil means there are none.
 	Budgets *Budgets
+	// Replicas are the ReplicaSets' and ReplicationControllers' replica
+	// counts, for --min-replica-count.
+	Replicas Replicas
 }
 
 // Rule judges one pod.
@@ -111,15 +130,23 @@ type Options struct {
 	// ExpendablePodsPriorityCutoff (--expendable-pods-priority-cutoff):
 	// pods with a lower priority are skipped.
 	ExpendablePodsPriorityCutoff int32
+	// BlockingSystemPodDisruptionTimeout
+	// (--blocking-system-pod-distruption-timeout): how long after its
+	// creation a kube-system pod without a budget blocks its node.
+	BlockingSystemPodDisruptionTimeout time.Duration
+	// MinReplicaCount (--min-replica-count): pods of ReplicaSets and
+	// ReplicationControllers with fewer replicas block their node; 0 off.
+	MinReplicaCount int
 }
 
 // DefaultOptions are the Cluster Autoscaler defaults.
 func DefaultOptions() Options {
 	return Options{
-		SkipNodesWithLocalStorage:         true,
-		SkipNodesWithSystemPods:           true,
-		SkipNodesWithCustomControllerPods: true,
-		ExpendablePodsPriorityCutoff:      -10,
+		SkipNodesWithLocalStorage:          true,
+		SkipNodesWithSystemPods:            true,
+		SkipNodesWithCustomControllerPods:  true,
+		ExpendablePodsPriorityCutoff:       -10,
+		BlockingSystemPodDisruptionTimeout: time.Hour,
 	}
 }
 
@@ -133,12 +160,18 @@ func Default(o Options) Rules {
 		RuleMirrorPod{},
 		RuleExpendablePod{Cutoff: o.ExpendablePodsPriorityCutoff},
 		RuleLongTerminating{},
+	}
+	if o.SkipNodesWithCustomControllerPods && o.MinReplicaCount > 0 {
+		rs = append(rs, RuleMinReplicaCount{Min: o.MinReplicaCount})
+	}
+	rs = append(rs,
 		RuleDaemonSetPod{},
 		RuleTerminalPod{},
+		RuleOnCompletion{},
 		RuleNoController{AllowCustomControllers: !o.SkipNodesWithCustomControllerPods},
-	}
+	)
 	if o.SkipNodesWithSystemPods {
-		rs = append(rs, RuleSystemPod{})
+		rs = append(rs, RuleSystemPod{DisruptionTimeout: o.BlockingSystemPodDisruptionTimeout})
 	}
 	rs = append(rs, RuleSafeToEvict{})
 	if o.SkipNodesWithLocalStorage {

@@ -278,7 +278,7 @@ func (s *Simulator) Place(p *Pod, cursor *int) (int32, Miss) {
 			}
 			continue
 		}
-		if err := s.snap.AddPodInfo(&p.info, ni.Name()); err != nil {
+		if err := p.Check.Place(&p.info, ni); err != nil {
 			return -1, Miss{Node: d, Result: predicates.Result{Predicate: predicates.NodeName,
 				Reason: predicates.ReasonInvalidPod, Detail: err.Error()}}
 		}

@@ -2,20 +2,18 @@ package engine
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // LabelNodeGroup names the group of a simulated node.
-const LabelNodeGroup = "gpuscale.dev/node-group"
+const LabelNodeGroup = scenario.LabelNodeGroup
 
 // groupState is a node group of the modelled cloud.
 type groupState struct {
@@ -45,12 +43,7 @@ type creation struct {
 func (e *Engine) initGroups() error {
 	for i := range e.sc.NodeGroups {
 		cfg := e.sc.NodeGroups[i]
-		labels := map[string]string{LabelNodeGroup: cfg.Name}
-		maps.Copy(labels, cfg.Labels)
-		tmpl := cloudprovider.TemplateNode(cloudprovider.TemplateSpec{
-			Group: cfg.Name, Capacity: cfg.Capacity, Labels: labels, Taints: cfg.Taints,
-			InstanceType: cfg.InstanceType, Zone: cfg.Zone,
-		})
+		tmpl := cfg.TemplateNode()
 		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl)}
 		e.groups = append(e.groups, g)
 		e.groupByID[cfg.Name] = g

@@ -16,6 +16,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -60,6 +61,12 @@ type Options struct {
 	Progress func(now, end time.Duration)
 	// Recorder, when set, receives every loop's input and plan.
 	Recorder autoscaler.Recorder
+	// MaxVirtualTime, when set, refuses a run that would simulate longer
+	// (see RunContext).
+	MaxVirtualTime time.Duration
+	// MaxMemory, when set, stops a run once the process holds more bytes
+	// (see RunContext).
+	MaxMemory uint64
 }
 
 // OptionsFor returns the options a scenario asks for, with its seed,
@@ -110,18 +117,18 @@ type Engine struct {
 	err error
 
 	rec recorder
+
+	// done, turns, stopped and planned serve RunContext: a run stops at
+	// the virtual time reached when done closes or memory runs over.
+	done    <-chan struct{}
+	turns   uint64
+	stopped error
+	planned time.Duration
 }
 
 // Run simulates opts.Scenario and returns what happened.
 func Run(opts Options) (*Result, error) {
-	e, err := newEngine(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.run(); err != nil {
-		return nil, fmt.Errorf("scenario %s at %s: %w", e.sc.Name, e.now, err)
-	}
-	return e.result(), nil
+	return RunContext(context.Background(), opts)
 }
 
 func newEngine(opts Options) (*Engine, error) {
@@ -173,6 +180,10 @@ func (e *Engine) run() error {
 	e.schedDirty = true
 	lastProgress := time.Duration(-1)
 	for {
+		if e.shouldStop() {
+			e.stopHere()
+			break
+		}
 		t := min(e.nextEventAt(), e.nextLoop, e.nextHPA, e.nextSample)
 		if e.untilJobsDone && e.settled(t) {
 			e.end = e.now

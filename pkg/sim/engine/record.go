@@ -65,6 +65,9 @@ type Result struct {
 	PodDemand []bound.PodChange
 	// Shapes are the node groups as the bound sees them.
 	Shapes []bound.Shape
+	// Stopped says why the run ended before its end (interrupted, or over
+	// its memory bound); the result then covers 0 to Duration only.
+	Stopped string
 }
 
 // GroupResult is one node group's account.

@@ -95,6 +95,11 @@ func (e *Engine) initWorkloads() error {
 					return err
 				}
 				e.jobs++
+				if e.jobs%(64*memoryCheckEvery) == 0 { // a scenario may ask for more pods than fit in memory
+					if err := e.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.jobs)); err != nil {
+						return err
+					}
+				}
 				e.rec.demand(b.At.Duration, b.At.Duration+b.Duration.Duration, w, 1)
 				e.schedule(&event{at: b.At.Duration, kind: evSubmit, pod: p})
 			}
@@ -131,14 +136,8 @@ func (e *Engine) newPod(w *workloadState, submit, duration time.Duration) (*simP
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: ownerAPI(kind), Kind: kind, Name: owner,
 				UID: types.UID(w.key), Controller: &yes}},
 		},
-		Spec: v1.PodSpec{
-			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: t.Requests.DeepCopy()}}},
-			NodeSelector: t.NodeSelector, Tolerations: t.Tolerations, Priority: t.Priority,
-		},
+		Spec:   t.Spec(),
 		Status: v1.PodStatus{Phase: v1.PodPending},
-	}
-	if t.NodeAffinity != nil {
-		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t.NodeAffinity}}
 	}
 	pi, err := snapshot.NewPodInfo(pod)
 	if err != nil {
@@ -235,6 +234,11 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 	for len(w.replicas) < n {
 		if _, err := e.addReplica(w); err != nil {
 			return err
+		}
+		if len(w.replicas)%(64*memoryCheckEvery) == 0 {
+			if err := e.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
+				return err
+			}
 		}
 	}
 	if len(w.replicas) > n {

@@ -128,7 +128,8 @@ func TestHTML(t *testing.T) {
 	if err := WriteHTML(&out, []Run{r}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Nodes per group", "Pending pods", "GPUs allocated and provisioned", "Deployment replicas", "Cost over time", "echarts"} {
+	for _, want := range []string{"Nodes per group", "Pending pods", "GPUs provisioned and allocated", "Deployment replicas", "Cost so far ($)",
+		`<table id="summary">`, "hand cost $3.00, 2.00x the fluid lower bound."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("HTML lacks %q", want)
 		}

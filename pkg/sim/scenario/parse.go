@@ -4,15 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
 // Defaults for the fields a scenario may leave out.
@@ -41,7 +44,7 @@ func Load(path string) (*Scenario, error) {
 // Parse decodes YAML strictly, fills defaults and validates.
 func Parse(data []byte) (*Scenario, error) {
 	var s Scenario
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+	if err := strictyaml.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	s.SetDefaults()
@@ -156,6 +159,9 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("daemonSets[%d].name", i), "must be a DNS label, got %q", d.Name)
 		}
 	}
+	if len(errs) == 0 {
+		errs = s.checkObjects()
+	}
 	return errors.Join(errs...)
 }
 
@@ -187,6 +193,13 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad("capacity."+string(r), "must be positive, got %q", q.String())
 		}
 	}
+	for _, r := range sortedResources(g.Capacity) {
+		if q := g.Capacity[r]; q.Sign() < 0 {
+			bad("capacity."+string(r), "must not be negative, got %q", q.String())
+		} else if countedInUnits(r) && q.MilliValue()%1000 != 0 {
+			bad("capacity."+string(r), "must be a whole number (%s is counted in units), got %q", r, q.String())
+		}
+	}
 	for i, w := range g.Stockouts {
 		if w.From.Duration < 0 || w.To.Duration <= w.From.Duration {
 			bad(fmt.Sprintf("stockouts[%d]", i), "want 0 <= from < to, got from %s to %s", w.From.Duration, w.To.Duration)
@@ -207,9 +220,13 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 		bad("name", "%q is used twice in namespace %q", w.Name, w.Namespace)
 	}
 	seen[w.Namespace+"/"+w.Name] = true
-	for r, q := range w.Pod.Requests {
-		if q.Sign() < 0 {
+	for _, r := range sortedResources(w.Pod.Requests) {
+		if q := w.Pod.Requests[r]; q.Sign() < 0 {
 			bad("pod.requests."+string(r), "must not be negative, got %q", q.String())
+		} else if countedInUnits(r) && q.MilliValue()%1000 != 0 {
+			// kube-scheduler and the API server take extended resources in
+			// units: "0.5" GPUs would be refused by a real cluster.
+			bad("pod.requests."+string(r), "must be a whole number (%s is counted in units), got %q", r, q.String())
 		}
 	}
 	switch {
@@ -300,4 +317,23 @@ func (d *Deployment) validate(path string) []error {
 		}
 	}
 	return errs
+}
+
+// countedInUnits: GPUs, other extended resources (a name with a domain
+// outside kubernetes.io) and pods are counted in whole units.
+func countedInUnits(r v1.ResourceName) bool {
+	name := string(r)
+	if gpu.IsGPUResource(r) || r == v1.ResourcePods {
+		return true
+	}
+	return strings.Contains(name, "/") && !strings.HasPrefix(name, "kubernetes.io/") && !strings.Contains(name, ".kubernetes.io/")
+}
+
+func sortedResources(rl v1.ResourceList) []v1.ResourceName {
+	out := make([]v1.ResourceName, 0, len(rl))
+	for r := range rl {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

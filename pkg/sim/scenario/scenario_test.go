@@ -40,13 +40,28 @@ func TestParseNamesTheField(t *testing.T) {
 	for _, c := range []struct {
 		name, from, to, want string
 	}{
-		{"unknown field", "maxSize: 3", "maxSize: 3\n  gpus: 2", `unknown field "gpus"`},
+		{"unknown field", "maxSize: 3", "maxSize: 3\n  gpus: 2", `unknown field "nodeGroups[0].gpus"`},
+		// encoding/json would take "MaxSize" for maxSize.
+		{"field in another case", "maxSize: 3", "MaxSize: 3", `unknown field "nodeGroups[0].MaxSize"`},
+		{"field given twice", "maxSize: 3", "maxSize: 3\n  maxSize: 4", `already set in map`},
 		{"max below min", "maxSize: 3", "maxSize: 3\n  minSize: 4", "nodeGroups[0].maxSize: must be at least minSize (4), got 3"},
 		{"bad scoring", "name: m", "name: m\nscheduler: {scoring: Balanced}", `scheduler.scoring: must be LeastAllocated or MostAllocated, got "Balanced"`},
 		{"no duration", "duration: 10m", "duration: 0s", "workloads[0].jobs[0].duration: must be positive, got 0s"},
 		{"bad expander", "name: m", "name: m\nautoscaler: {expander: cheapest}", "autoscaler:"},
 		{"unknown autoscaler flag", "name: m", "name: m\nautoscaler: {scale-down-time: 5m}", `--scale-down-time: not a decision flag`},
 		{"missing memory", "memory: 16Gi", "pods: 10", "nodeGroups[0].capacity.memory: must be positive"},
+		// A real cluster takes GPUs and other extended resources in units.
+		{"half a GPU requested", `requests: {cpu: "1"}`, `requests: {cpu: "1", nvidia.com/gpu: "0.5"}`,
+			`workloads[0].pod.requests.nvidia.com/gpu: must be a whole number (nvidia.com/gpu is counted in units), got "500m"`},
+		{"fractional extended resource", `requests: {cpu: "1"}`, `requests: {cpu: "1", example.com/fpga: 1500m}`,
+			`workloads[0].pod.requests.example.com/fpga: must be a whole number`},
+		{"half a GPU per node", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "0.5"}`,
+			`nodeGroups[0].capacity.nvidia.com/gpu: must be a whole number (nvidia.com/gpu is counted in units), got "500m"`},
+		// What the cluster model refuses is refused at parse, not once the run starts.
+		{"toleration with neither key nor operator", `requests: {cpu: "1"}`, `requests: {cpu: "1"}, tolerations: [{}]`,
+			`workloads[0].pod: pod default/w: spec.tolerations[0].operator: an empty key needs operator Exists`},
+		{"taint without an effect", "memory: 16Gi}", "memory: 16Gi}\n  taints: [{key: gpu}]", "nodeGroups[0]:"},
+		{"negative capacity", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "-1"}`, `nodeGroups[0].capacity.nvidia.com/gpu: must not be negative, got "-1"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := strings.Replace(minimal, c.from, c.to, 1)

@@ -76,8 +76,8 @@ func AlibabaNodeGroups(name string, r io.Reader, prices Prices) ([]scenario.Node
 	count := map[shape]int{}
 	for i := range t.rows {
 		var v [3]float64
-		for j, c := range []string{"cpu_milli", "memory_mib", "gpu"} {
-			if v[j], err = t.float(i, cols[j], c); err != nil {
+		for j, what := range []string{"a cpu capacity", "a memory capacity", "a GPU count"} {
+			if v[j], err = t.count(i, cols[j], what, true); err != nil {
 				return nil, err
 			}
 		}
@@ -130,90 +130,106 @@ func AlibabaNodeGroups(name string, r io.Reader, prices Prices) ([]scenario.Node
 // AlibabaOptions shape how the pod list is replayed.
 type AlibabaOptions struct {
 	// TimeScale divides submission times (durations are kept), so demand
-	// that was spread over weeks arrives TimeScale times denser. 0 or 1
-	// replays the timestamps as they are.
+	// that was spread over weeks arrives TimeScale times denser. 0 means
+	// 1 (the timestamps as they are); a negative, NaN or infinite scale is
+	// an error.
 	TimeScale float64
 }
 
 // AlibabaStats says what was read and what was left out.
 type AlibabaStats struct {
 	Pods int
-	// Skipped are pods with no run time (deleted when created).
-	Skipped int
+	// Skipped are pods left out, by reason: no creation time, or no run
+	// time (deleted when created or scheduled).
+	Skipped Skipped
+	// RunningAtEnd are pods with an empty deletion_time: still running when
+	// the trace ends, they run to its end.
+	RunningAtEnd int
 	// FractionalGPU are pods asking for part of a GPU (gpu_milli < 1000),
 	// given a whole one: kube-scheduler counts nvidia.com/gpu in units.
 	FractionalGPU int
-	// Span is from the first to the last submission, after TimeScale.
-	Span time.Duration
+	// Span is from the first to the last submission, after TimeScale;
+	// LastLine is the line of the last.
+	Span     time.Duration
+	LastLine int
+}
+
+// alibabaPod is one row read.
+type alibabaPod struct {
+	line          int
+	cpu, mem      float64
+	gpus, gpuMill float64
+	spec          string
+	created       float64
+	start, end    float64
+	open          bool
 }
 
 // AlibabaPods reads openb_pod_list_*.csv and returns its pods as Jobs:
-// submitted at creation_time (relative to the first), running for
-// deletion_time minus scheduled_time (minus creation_time when never
-// scheduled). Pods of the same shape form one workload. gpu_spec becomes
-// required node affinity on LabelGPUModel.
+// submitted at creation_time (relative to the first, rows in any order),
+// running for deletion_time minus scheduled_time (minus creation_time when
+// never scheduled). Times are seconds or date-times, one form throughout.
+// A pod with an empty deletion_time is still running when the trace ends
+// and runs to its end, the latest time the trace holds. Pods of the same
+// shape form one workload. gpu_spec becomes required node affinity on
+// LabelGPUModel.
 func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workload, AlibabaStats, error) {
 	var st AlibabaStats
+	scale := o.TimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return nil, st, fmt.Errorf("alibaba trace: time scale must be positive and finite, got %v", o.TimeScale)
+	}
 	t, err := readTable(name, r)
 	if err != nil {
 		return nil, st, err
 	}
-	names := []string{"cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time", "deletion_time", "scheduled_time"}
-	cols, err := t.need(names...)
+	rows, traceEnd, err := readAlibabaPods(t, &st)
 	if err != nil {
 		return nil, st, err
-	}
-	scale := o.TimeScale
-	if scale <= 0 {
-		scale = 1
 	}
 	type pod struct {
 		key         string
 		cpu, mem    int64
 		gpus        int64
 		spec        string
-		submit, run time.Duration
+		submit, run float64
 	}
 	var pods []pod
-	first := math.MaxFloat64
-	for i := range t.rows {
-		var v [8]float64
-		for j, c := range names {
-			if c == "gpu_spec" {
-				continue
-			}
-			if v[j], err = t.float(i, cols[j], c); err != nil {
-				return nil, st, err
-			}
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, row := range rows {
+		end := row.end
+		if row.open {
+			end = traceEnd
+			st.RunningAtEnd++
 		}
-		start := v[7]
-		if t.str(i, cols[7]) == "" {
-			start = v[5]
-		}
-		run := v[6] - start
+		run := end - row.start
 		if run <= 0 {
-			st.Skipped++
+			st.Skipped.add("with no run time (deleted when created or scheduled)", row.line)
 			continue
 		}
-		gpus := int64(v[2])
-		if gpus > 0 && v[3] > 0 && v[3] < 1000 {
+		if row.gpus > 0 && row.gpuMill > 0 && row.gpuMill < 1000 {
 			st.FractionalGPU++
 		}
-		p := pod{cpu: int64(v[0]), mem: int64(v[1]), gpus: gpus, spec: t.str(i, cols[4]),
-			submit: time.Duration(v[5] * float64(time.Second)), run: time.Duration(run * float64(time.Second))}
+		p := pod{cpu: int64(row.cpu), mem: int64(row.mem), gpus: int64(row.gpus), spec: row.spec, submit: row.created, run: run}
 		p.key = fmt.Sprintf("c%d-m%d-g%d", p.cpu, p.mem, p.gpus)
 		if p.spec != "" {
 			h := fnv.New32a()
 			_, _ = h.Write([]byte(p.spec))
 			p.key += fmt.Sprintf("-s%08x", h.Sum32())
 		}
-		first = math.Min(first, v[5])
+		first = math.Min(first, row.created)
+		if row.created > last {
+			last, st.LastLine = row.created, row.line
+		}
 		pods = append(pods, p)
 	}
 	byKey := map[string]*scenario.Workload{}
 	var keys []string
 	for _, p := range pods {
-		at := time.Duration((float64(p.submit) - first*float64(time.Second)) / scale)
+		at := seconds((p.submit - first) / scale)
 		st.Span = max(st.Span, at)
 		w := byKey[p.key]
 		if w == nil {
@@ -221,7 +237,7 @@ func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workloa
 			byKey[p.key] = w
 			keys = append(keys, p.key)
 		}
-		w.Jobs = append(w.Jobs, scenario.JobBatch{At: metav1.Duration{Duration: at}, Count: 1, Duration: metav1.Duration{Duration: p.run}})
+		w.Jobs = append(w.Jobs, scenario.JobBatch{At: metav1.Duration{Duration: at}, Count: 1, Duration: metav1.Duration{Duration: seconds(p.run)}})
 		st.Pods++
 	}
 	sort.Strings(keys)
@@ -230,6 +246,55 @@ func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workloa
 		out = append(out, *byKey[k])
 	}
 	return out, st, nil
+}
+
+// readAlibabaPods reads every row and the latest time the trace holds.
+func readAlibabaPods(t *table, st *AlibabaStats) ([]alibabaPod, float64, error) {
+	names := []string{"cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time", "deletion_time", "scheduled_time"}
+	cols, err := t.need(names...)
+	if err != nil {
+		return nil, 0, err
+	}
+	times := newTimeColumns(t, time.Second)
+	traceEnd := math.Inf(-1)
+	rows := make([]alibabaPod, 0, len(t.rows))
+	for i := range t.rows {
+		p := alibabaPod{line: t.line(i), spec: t.str(i, cols[4])}
+		for j, c := range []struct {
+			v     *float64
+			what  string
+			whole bool
+		}{{&p.cpu, "a cpu request", true}, {&p.mem, "a memory request", true}, {&p.gpus, "a GPU count", true}, {&p.gpuMill, "a GPU share", true}} {
+			if *c.v, err = t.count(i, cols[j], c.what, c.whole); err != nil {
+				return nil, 0, err
+			}
+		}
+		var emptyCreated, emptyScheduled bool
+		if p.created, emptyCreated, err = times.seconds(i, cols[5]); err != nil {
+			return nil, 0, err
+		}
+		if p.end, p.open, err = times.seconds(i, cols[6]); err != nil {
+			return nil, 0, err
+		}
+		if p.start, emptyScheduled, err = times.seconds(i, cols[7]); err != nil {
+			return nil, 0, err
+		}
+		if emptyCreated {
+			st.Skipped.add("with no creation time", p.line)
+			continue
+		}
+		if emptyScheduled {
+			p.start = p.created
+		}
+		for _, v := range []float64{p.created, p.start} {
+			traceEnd = math.Max(traceEnd, v)
+		}
+		if !p.open {
+			traceEnd = math.Max(traceEnd, p.end)
+		}
+		rows = append(rows, p)
+	}
+	return rows, traceEnd, nil
 }
 
 func podTemplate(cpuMilli, memMiB, gpus int64, spec string) scenario.PodTemplate {

@@ -1,9 +1,9 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,20 +22,35 @@ const (
 	AzureTokens AzureMeasure = "tokens"
 )
 
+// ErrTooLong marks a trace refused for spanning more than allowed.
+var ErrTooLong = errors.New("the trace spans too long")
+
 // AzureOptions shape the load curve.
 type AzureOptions struct {
-	// Bucket is the curve's step (default 1m): the load of each step is
-	// the mean rate over it.
+	// Bucket is the curve's step (0 means 1m; negative is an error): the
+	// load of each step is the mean rate over it.
 	Bucket  time.Duration
 	Measure AzureMeasure
+	// MaxSpan, when set, is the longest time the trace may span from its
+	// first request to its last; a longer trace is refused naming the row
+	// that goes past it, before any memory is spent on the curve.
+	MaxSpan time.Duration
 }
 
 // AzureLoad reads the Azure LLM inference trace (TIMESTAMP,ContextTokens,
 // GeneratedTokens) and returns its load over time as a step curve starting
 // at the first request, with a final point of 0 after the last bucket.
+// TIMESTAMP is a date-time (the trace's "2023-11-16 18:17:03.9799600",
+// RFC 3339, ...) or seconds. Requests must come in time order: a request
+// log that goes back in time is damaged, and sorting it would hide that
+// one bad row can stretch the curve over years; the row is refused with
+// its line and the previous one's.
 func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, error) {
-	if o.Bucket <= 0 {
+	if o.Bucket == 0 {
 		o.Bucket = time.Minute
+	}
+	if o.Bucket < 0 {
+		return nil, fmt.Errorf("azure trace bucket: must be positive, got %s", o.Bucket)
 	}
 	if o.Measure == "" {
 		o.Measure = AzureRequests
@@ -52,43 +67,56 @@ func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, 
 		return nil, err
 	}
 	type req struct {
-		at     time.Time
+		at     float64 // seconds
 		tokens float64
 	}
+	times := newTimeColumns(t, time.Second)
 	reqs := make([]req, 0, len(t.rows))
+	prevRow := -1
 	for i := range t.rows {
-		s := t.str(i, cols[0])
-		at, err := time.Parse("2006-01-02 15:04:05.999999999", s)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d column TIMESTAMP: %q is not \"YYYY-MM-DD hh:mm:ss.fffffff\"", name, i+2, s)
-		}
-		ctx, err := t.float(i, cols[1], "ContextTokens")
+		at, empty, err := times.seconds(i, cols[0])
 		if err != nil {
 			return nil, err
 		}
-		gen, err := t.float(i, cols[2], "GeneratedTokens")
+		if empty {
+			return nil, t.cellError(i, cols[0], "empty: every request needs its time")
+		}
+		if prevRow >= 0 && at < reqs[len(reqs)-1].at {
+			return nil, t.cellError(i, cols[0], "%s is before the previous request's %s (line %d): the trace must be in time order",
+				t.str(i, cols[0]), t.str(prevRow, cols[0]), t.line(prevRow))
+		}
+		if len(reqs) > 0 && o.MaxSpan > 0 && seconds(at-reqs[0].at) > o.MaxSpan {
+			return nil, fmt.Errorf("%w: %w", ErrTooLong, t.cellError(i, cols[0], "%s is %s after the first request (line %d), more than the %s a trace may span",
+				t.str(i, cols[0]), seconds(at-reqs[0].at), t.line(0), o.MaxSpan))
+		}
+		ctx, err := t.count(i, cols[1], "a token count", true)
+		if err != nil {
+			return nil, err
+		}
+		gen, err := t.count(i, cols[2], "a token count", true)
 		if err != nil {
 			return nil, err
 		}
 		reqs = append(reqs, req{at, ctx + gen})
+		prevRow = i
 	}
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%s: no requests", name)
 	}
-	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].at.Before(reqs[j].at) })
 	first := reqs[0].at
-	n := int(reqs[len(reqs)-1].at.Sub(first)/o.Bucket) + 1
+	bucket := o.Bucket.Seconds()
+	n := int((reqs[len(reqs)-1].at-first)/bucket) + 1
 	sums := make([]float64, n)
 	for _, q := range reqs {
 		v := 1.0
 		if o.Measure == AzureTokens {
 			v = q.tokens
 		}
-		sums[int(q.at.Sub(first)/o.Bucket)] += v
+		sums[min(int((q.at-first)/bucket), n-1)] += v
 	}
 	points := make([]scenario.LoadPoint, 0, n+1)
 	for i, s := range sums {
-		points = append(points, scenario.LoadPoint{At: metav1.Duration{Duration: time.Duration(i) * o.Bucket}, Value: s / o.Bucket.Seconds()})
+		points = append(points, scenario.LoadPoint{At: metav1.Duration{Duration: time.Duration(i) * o.Bucket}, Value: s / bucket})
 	}
 	points = append(points, scenario.LoadPoint{At: metav1.Duration{Duration: time.Duration(n) * o.Bucket}, Value: 0})
 	return points, nil

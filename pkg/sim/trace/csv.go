@@ -3,21 +3,28 @@
 // and its node list), the Azure LLM inference trace (requests over time as
 // the load curve of a GPU Deployment), and any jobs CSV whose columns are
 // named by a mapping (submit time, duration or end, GPUs, cpu, memory).
+//
+// Every refusal names the file, the line and the column of the cell at
+// fault ("jobs.csv:5:12: column gpus: ..."), never a field derived from it.
 package trace
 
 import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
 
-// table is a CSV file read by column name.
+// table is a CSV file read by column name, each cell's position kept.
 type table struct {
 	name    string
 	columns map[string]int
+	header  []string
 	rows    [][]string
+	// pos[r][c] is where cell c of row r starts: line and column, from 1.
+	pos [][][2]int
 }
 
 // readTable reads a CSV with a header row.
@@ -30,7 +37,9 @@ func readTable(name string, r io.Reader) (*table, error) {
 	}
 	t := &table{name: name, columns: map[string]int{}}
 	for i, h := range header {
-		t.columns[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		t.columns[h] = i
+		t.header = append(t.header, h)
 	}
 	for {
 		rec, err := cr.Read()
@@ -40,7 +49,12 @@ func readTable(name string, r io.Reader) (*table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		pos := make([][2]int, len(rec))
+		for i := range rec {
+			pos[i][0], pos[i][1] = cr.FieldPos(i)
+		}
 		t.rows = append(t.rows, rec)
+		t.pos = append(t.pos, pos)
 	}
 	return t, nil
 }
@@ -58,25 +72,48 @@ func (t *table) need(names ...string) ([]int, error) {
 		out[i] = idx
 	}
 	if len(missing) > 0 {
-		have := make([]string, 0, len(t.columns))
-		for c := range t.columns {
-			have = append(have, c)
-		}
-		return nil, fmt.Errorf("%s: no column %s (columns: %s)", t.name, strings.Join(missing, ", "), strings.Join(sortStrings(have), ", "))
+		return nil, fmt.Errorf("%s: no column %s (columns: %s)", t.name, strings.Join(missing, ", "),
+			strings.Join(sortStrings(append([]string(nil), t.header...)), ", "))
 	}
 	return out, nil
 }
 
-// float parses the cell of row at column col; an empty cell is 0.
-func (t *table) float(row int, col int, colName string) (float64, error) {
-	s := strings.TrimSpace(t.rows[row][col])
+// line is the line row starts on.
+func (t *table) line(row int) int { return t.pos[row][0][0] }
+
+// cellError is an error about one cell: file:line:column, the column's
+// name, then what is wrong.
+func (t *table) cellError(row, col int, format string, args ...any) error {
+	p := t.pos[row][col]
+	return fmt.Errorf("%s:%d:%d: column %s: %s", t.name, p[0], p[1], t.header[col], fmt.Sprintf(format, args...))
+}
+
+// float parses the cell of row at column col; an empty cell is 0. NaN and
+// infinities are refused: no trace means them.
+func (t *table) float(row, col int) (float64, error) {
+	s := t.str(row, col)
 	if s == "" {
 		return 0, nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, t.cellError(row, col, "not a number: %q", s)
+	}
+	return v, nil
+}
+
+// count parses a cell that counts things (GPUs, cores, bytes, tokens): a
+// number that is not negative; whole when whole is set.
+func (t *table) count(row, col int, what string, whole bool) (float64, error) {
+	v, err := t.float(row, col)
 	if err != nil {
-		// Row numbers count the header as line 1.
-		return 0, fmt.Errorf("%s line %d column %s: not a number: %q", t.name, row+2, colName, s)
+		return 0, err
+	}
+	if v < 0 {
+		return 0, t.cellError(row, col, "%s must not be negative, got %s", what, t.str(row, col))
+	}
+	if whole && v != math.Trunc(v) {
+		return 0, t.cellError(row, col, "%s must be a whole number, got %s", what, t.str(row, col))
 	}
 	return v, nil
 }

@@ -50,8 +50,8 @@ func TestAlibabaPodListData(t *testing.T) {
 	for _, w := range ws {
 		n += w.PodCount()
 	}
-	if st.Pods+st.Skipped != 8152 || n != st.Pods {
-		t.Errorf("%d pods read + %d skipped (%d in workloads), want 8,152 in all", st.Pods, st.Skipped, n)
+	if st.Pods+st.Skipped.Count() != 8152 || n != st.Pods {
+		t.Errorf("%d pods read + %s (%d in workloads), want 8,152 in all", st.Pods, st.Skipped, n)
 	}
 	if days := st.Span.Hours() / 24; days < 140 || days > 150 {
 		t.Errorf("submissions span %.1f days, want about 149", days)

@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -86,9 +87,38 @@ func (c JobColumns) validate() error {
 
 var memoryUnits = map[string]float64{"bytes": 1.0 / (1 << 20), "KiB": 1.0 / 1024, "MiB": 1, "GiB": 1024}
 
-// Jobs reads a jobs CSV with the mapping c. Submit times are made relative
-// to the first; rows with no run time are skipped and counted.
-func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, int, error) {
+// JobStats say what a jobs CSV held.
+type JobStats struct {
+	// Jobs is how many rows became Jobs.
+	Jobs int
+	// RunningAtEnd are rows with an empty end (or duration): still running
+	// when the trace ends, they run to its end.
+	RunningAtEnd int
+	// Skipped are the rows left out, by reason.
+	Skipped Skipped
+	// Span is from the first to the last submission; LastLine is the line
+	// of the last.
+	Span     time.Duration
+	LastLine int
+}
+
+// jobRow is one row read.
+type jobRow struct {
+	line           int
+	submit, end    float64 // seconds on the trace's axis
+	open           bool    // empty end or duration: running at the end
+	gpus, cpu, mem float64
+}
+
+// Jobs reads a jobs CSV with the mapping c. Submit and end times are
+// numbers in c.TimeUnit or date-times (RFC 3339, "2017-10-09 07:01:55"),
+// one form throughout; submissions are made relative to the first, in any
+// row order. A row with an empty end (or duration) is still running when
+// the trace ends and runs to its end, the latest time the trace holds.
+// Rows with no submit time or no run time are skipped and counted by
+// reason; every bad cell is an error naming file:line:column.
+func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, JobStats, error) {
+	var st JobStats
 	if c.TimeUnit == 0 {
 		c.TimeUnit = time.Second
 	}
@@ -99,61 +129,46 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, int, err
 		c.MemoryUnit = "MiB"
 	}
 	if err := c.validate(); err != nil {
-		return nil, 0, err
+		return nil, st, err
 	}
 	t, err := readTable(name, r)
 	if err != nil {
-		return nil, 0, err
+		return nil, st, err
 	}
-	fields := []string{c.Submit, c.Duration, c.End, c.GPUs, c.CPU, c.Memory}
-	idx := make([]int, len(fields))
-	for i, f := range fields {
-		idx[i] = -1
-		if f != "" {
-			cols, err := t.need(f)
-			if err != nil {
-				return nil, 0, err
-			}
-			idx[i] = cols[0]
-		}
-	}
-	value := func(row, i int) (float64, error) {
-		if idx[i] < 0 {
-			return 0, nil
-		}
-		return t.float(row, idx[i], fields[i])
+	rows, traceEnd, err := readJobRows(t, c, &st)
+	if err != nil {
+		return nil, st, err
 	}
 	type job struct {
 		submit, run    float64
 		gpus, cpu, mem int64
 	}
-	var jobs []job
-	skipped := 0
-	first := 0.0
-	for row := range t.rows {
-		var v [6]float64
-		for i := range v {
-			if v[i], err = value(row, i); err != nil {
-				return nil, 0, err
-			}
+	jobs := make([]job, 0, len(rows))
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, row := range rows {
+		end := row.end
+		if row.open {
+			end = traceEnd
+			st.RunningAtEnd++
 		}
-		run := v[1]
-		if c.End != "" {
-			run = v[2] - v[0]
-		}
-		if run <= 0 {
-			skipped++
+		if end-row.submit <= 0 {
+			st.Skipped.add("with no run time (end at or before submit)", row.line)
 			continue
 		}
-		cpu := v[4]
+		cpu := row.cpu
 		if c.CPUUnit == "cores" {
 			cpu *= 1000
 		}
-		j := job{submit: v[0], run: run, gpus: int64(v[3]), cpu: int64(cpu), mem: int64(v[5] * memoryUnits[c.MemoryUnit])}
-		if len(jobs) == 0 || j.submit < first {
-			first = j.submit
+		jobs = append(jobs, job{submit: row.submit, run: end - row.submit, gpus: int64(row.gpus), cpu: int64(math.Round(cpu)),
+			mem: int64(math.Round(row.mem * memoryUnits[c.MemoryUnit]))})
+		first = math.Min(first, row.submit)
+		if row.submit > last {
+			last, st.LastLine = row.submit, row.line
 		}
-		jobs = append(jobs, j)
+	}
+	st.Jobs = len(jobs)
+	if len(jobs) > 0 {
+		st.Span = seconds(last - first)
 	}
 	byKey := map[string]*scenario.Workload{}
 	var keys []string
@@ -166,9 +181,9 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, int, err
 			keys = append(keys, key)
 		}
 		w.Jobs = append(w.Jobs, scenario.JobBatch{
-			At:       metav1.Duration{Duration: time.Duration((j.submit - first) * float64(c.TimeUnit))},
+			At:       metav1.Duration{Duration: seconds(j.submit - first)},
 			Count:    1,
-			Duration: metav1.Duration{Duration: time.Duration(j.run * float64(c.TimeUnit))},
+			Duration: metav1.Duration{Duration: seconds(j.run)},
 		})
 	}
 	sort.Strings(keys)
@@ -176,5 +191,78 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, int, err
 	for _, k := range keys {
 		out = append(out, *byKey[k])
 	}
-	return out, skipped, nil
+	return out, st, nil
+}
+
+// readJobRows reads every row's cells and the latest time the trace holds.
+func readJobRows(t *table, c JobColumns, st *JobStats) ([]jobRow, float64, error) {
+	fields := []string{c.Submit, c.Duration, c.End, c.GPUs, c.CPU, c.Memory}
+	idx := make([]int, len(fields))
+	for i, f := range fields {
+		idx[i] = -1
+		if f != "" {
+			cols, err := t.need(f)
+			if err != nil {
+				return nil, 0, err
+			}
+			idx[i] = cols[0]
+		}
+	}
+	count := func(row, i int, what string, whole bool) (float64, error) {
+		if idx[i] < 0 {
+			return 0, nil
+		}
+		return t.count(row, idx[i], what, whole)
+	}
+	times := newTimeColumns(t, c.TimeUnit)
+	traceEnd := math.Inf(-1)
+	rows := make([]jobRow, 0, len(t.rows))
+	for r := range t.rows {
+		row := jobRow{line: t.line(r)}
+		submit, empty, err := times.seconds(r, idx[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		if empty {
+			st.Skipped.add("with no submit time", row.line)
+			continue
+		}
+		row.submit = submit
+		if c.End != "" {
+			row.end, row.open, err = times.seconds(r, idx[2])
+		} else if t.str(r, idx[1]) == "" {
+			row.open = true
+		} else {
+			var d float64
+			d, err = t.count(r, idx[1], "a duration", false)
+			row.end = submit + d*c.TimeUnit.Seconds()
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if row.gpus, err = count(r, 3, "a GPU count", true); err != nil {
+			return nil, 0, err
+		}
+		if row.cpu, err = count(r, 4, "a cpu request", c.CPUUnit == "milli"); err != nil {
+			return nil, 0, err
+		}
+		if row.mem, err = count(r, 5, "a memory request", false); err != nil {
+			return nil, 0, err
+		}
+		traceEnd = math.Max(traceEnd, row.submit)
+		if !row.open {
+			traceEnd = math.Max(traceEnd, row.end)
+		}
+		rows = append(rows, row)
+	}
+	return rows, traceEnd, nil
+}
+
+// seconds turns seconds into a Duration, saturating rather than wrapping
+// for spans a Duration cannot hold (about 292 years).
+func seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/1e9 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s * 1e9)
 }

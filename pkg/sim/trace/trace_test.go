@@ -51,7 +51,7 @@ func TestAlibabaPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pods != 5 || st.Skipped != 1 || st.FractionalGPU != 1 || st.Span != 1000*time.Second {
+	if st.Pods != 5 || st.Skipped.Count() != 1 || st.FractionalGPU != 1 || st.Span != 1000*time.Second {
 		t.Errorf("stats %+v, want 5 pods, 1 skipped (no run time), 1 fractional, span (2100-100)/2 = 1000s", st)
 	}
 	byName := map[string][]time.Duration{}
@@ -90,7 +90,7 @@ func TestAlibabaBadInput(t *testing.T) {
 	}
 	bad := strings.Replace(podList, "p1,6000", "p1,lots", 1)
 	_, _, err = AlibabaPods("pods.csv", strings.NewReader(bad), AlibabaOptions{})
-	if err == nil || !strings.Contains(err.Error(), `pods.csv line 3 column cpu_milli: not a number: "lots"`) {
+	if err == nil || !strings.Contains(err.Error(), `pods.csv:3:4: column cpu_milli: not a number: "lots"`) {
 		t.Errorf("bad number: %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestAzureLoad(t *testing.T) {
 		t.Errorf("tokens per second %v", tok)
 	}
 	if _, err := AzureLoad("azure.csv", strings.NewReader("TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,1,1\n"), AzureOptions{}); err == nil ||
-		!strings.Contains(err.Error(), "azure.csv line 2 column TIMESTAMP") {
+		!strings.Contains(err.Error(), "azure.csv:2:1: column TIMESTAMP") {
 		t.Errorf("bad timestamp: %v", err)
 	}
 }
@@ -143,12 +143,12 @@ func TestJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, skipped, err := Jobs("jobs.csv", strings.NewReader(jobs), cols)
+	ws, st, err := Jobs("jobs.csv", strings.NewReader(jobs), cols)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if skipped != 1 || len(ws) != 2 {
-		t.Fatalf("skipped %d, %d workloads; want 1 and 2 shapes", skipped, len(ws))
+	if st.Skipped.Count() != 1 || len(ws) != 2 {
+		t.Fatalf("skipped %s, %d workloads; want 1 and 2 shapes", st.Skipped, len(ws))
 	}
 	gpuJobs, cpuJobs := ws[1], ws[0] // sorted by key: c2500... before c4000...
 	if gpuJobs.Name != "job-c4000-m16384-g1" || len(gpuJobs.Jobs) != 2 || gpuJobs.Jobs[1].At.Duration != 30*time.Second ||

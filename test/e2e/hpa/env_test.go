@@ -71,7 +71,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	simCtx, stopSim := context.WithCancel(ctx)
 	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Serve(simCtx, ln) }()
+	go func() { simDone <- sim.Serve(simCtx, ln, nil) }()
 	t.Cleanup(func() {
 		stopSim()
 		if err := <-simDone; err != nil {

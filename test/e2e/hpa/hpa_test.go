@@ -198,7 +198,7 @@ func checkDCGMSimCommand(ctx context.Context, t *testing.T, e *env, node string)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	proc, err := localcluster.StartProcess(localcluster.ProcessOptions{
 		Name: "dcgm-sim", Path: bin, LogDir: t.TempDir(),
-		Args: []string{"dcgm-sim", "--kubeconfig=" + e.c.Kubeconfig, "--listen-address=" + addr, "--node=" + node},
+		Args: []string{"dcgm-sim", "--kubeconfig=" + e.c.Kubeconfig, "--listen-address=" + addr, "--node=" + node, "--control-address="},
 	})
 	if err != nil {
 		t.Fatal(err)

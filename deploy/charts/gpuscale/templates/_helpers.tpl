@@ -41,7 +41,8 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "gpuscale.dcgmsim.name" -}}{{ include "gpuscale.fullname" . }}-dcgm-sim{{- end -}}
 
 {{- define "gpuscale.autoscaler.serviceAccountName" -}}
-{{- default (include "gpuscale.autoscaler.name" .) .Values.clusterAutoscaler.serviceAccount.name -}}
+{{- $sa := include "gpuscale.autoscaler.serviceAccount" . | fromYaml -}}
+{{- default (include "gpuscale.autoscaler.name" .) $sa.name -}}
 {{- end -}}
 {{- define "gpuscale.adapter.serviceAccountName" -}}
 {{- default (include "gpuscale.adapter.name" .) .Values.metricsAdapter.serviceAccount.name -}}
@@ -88,15 +89,16 @@ affinity:
 {{- if and .Values.clusterAutoscaler.enabled (eq .Values.clusterAutoscaler.cloudProvider "kwok") (not .Values.clusterAutoscaler.kwok.config) (not .Values.clusterAutoscaler.cloudConfig) (not .Values.clusterAutoscaler.cloudConfigContent) -}}
 {{- fail "clusterAutoscaler.kwok.config: the kwok provider needs its node groups (or a cloud configuration file)" -}}
 {{- end -}}
+{{- if and .Values.metricsAdapter.enabled (not .Values.metricsAdapter.rules.custom) (not .Values.metricsAdapter.rules.external) -}}
+{{- fail "metricsAdapter.rules: no custom or external rules, so the adapter would serve nothing; add rules or set metricsAdapter.enabled=false" -}}
+{{- end -}}
+{{- if and .Values.metricsAdapter.enabled (not .Values.metricsAdapter.serviceAccount.create) (not .Values.metricsAdapter.serviceAccount.name) -}}
+{{- fail "metricsAdapter.serviceAccount.name: name the existing ServiceAccount to run as when metricsAdapter.serviceAccount.create is false" -}}
+{{- end -}}
 {{- if and .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent -}}
 {{- fail "clusterAutoscaler.cloudConfig and clusterAutoscaler.cloudConfigContent: set one, not both" -}}
 {{- end -}}
 {{- if and (eq .Values.clusterAutoscaler.cloudProvider "kwok") .Values.clusterAutoscaler.kwok.config (or .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent) -}}
 {{- fail "clusterAutoscaler.kwok.config: the kwok provider reads it only without a --cloud-config; set one of the two" -}}
-{{- end -}}
-{{- range $flag, $_ := .Values.clusterAutoscaler.extraArgs -}}
-{{- if has $flag (list "cloud-provider" "namespace" "nodes" "node-group-auto-discovery" "leader-elect" "leader-elect-resource-name" "address" "cloud-config" "kubeconfig") -}}
-{{- fail (printf "clusterAutoscaler.extraArgs.%s: set by the chart; use the value of its own (see values.yaml)" $flag) -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}

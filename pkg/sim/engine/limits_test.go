@@ -1,0 +1,119 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/sim/engine"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+)
+
+// A run stops soon after its context is done and returns what it measured
+// up to the virtual time reached.
+func TestRunContextStopsWithAPartialResult(t *testing.T) {
+	s, err := scenario.Builtin("seed-walkthrough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := run(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.EveryLoop = true
+	var stoppedAt time.Duration
+	o.Progress = func(now, end time.Duration) {
+		if stoppedAt == 0 && now >= full.Duration/3 {
+			stoppedAt = now
+			cancel() // as a SIGINT does
+		}
+	}
+	res, err := engine.RunContext(ctx, o)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped at virtual time") {
+		t.Fatalf("err = %v, want an interruption", err)
+	}
+	if res == nil || res.Stopped == "" || !strings.Contains(res.Stopped, "interrupted") {
+		t.Fatalf("result %+v, want a partial result saying it was interrupted", res)
+	}
+	// The loop notices within a turn: the result ends where it stopped,
+	// well before the full run's end.
+	if res.Duration < stoppedAt || res.Duration >= full.Duration || res.Duration > stoppedAt+time.Minute {
+		t.Errorf("partial run covers %s; stopped at %s of %s", res.Duration, stoppedAt, full.Duration)
+	}
+	if n := len(res.Series.Times); n == 0 || res.Series.Times[n-1] > res.Duration {
+		t.Errorf("series %v goes past the partial run's %s", res.Series.Times, res.Duration)
+	}
+	if res.Cost <= 0 || res.Cost >= full.Cost {
+		t.Errorf("partial cost $%.2f, want some of the full run's $%.2f", res.Cost, full.Cost)
+	}
+}
+
+func TestRunRefusesMoreVirtualTimeThanAllowed(t *testing.T) {
+	s := parse(t, threeJobs) // no duration: runs until its Jobs are done
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxVirtualTime = 30 * time.Minute
+	_, err = engine.RunContext(context.Background(), o)
+	var le *engine.LimitError
+	if !errors.As(err, &le) || le.Option != "MaxVirtualTime" || le.Limit != "30m0s" || !strings.Contains(err.Error(), "last Job would end at") {
+		t.Errorf("err = %v, want a MaxVirtualTime refusal naming the last Job's end", err)
+	}
+	o.MaxVirtualTime = 400 * 24 * time.Hour
+	if _, err := engine.RunContext(context.Background(), o); err != nil {
+		t.Errorf("within the bound: %v", err)
+	}
+}
+
+func TestRunStopsOverItsMemoryBound(t *testing.T) {
+	s, err := scenario.Builtin("seed-walkthrough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.EveryLoop = true
+	o.MaxMemory = 1 // any process holds more
+	res, err := engine.RunContext(context.Background(), o)
+	var le *engine.LimitError
+	if !errors.As(err, &le) || le.Option != "MaxMemory" {
+		t.Fatalf("err = %v, want a MaxMemory stop", err)
+	}
+	if res == nil || !strings.Contains(res.Stopped, "MaxMemory") || res.Duration <= 0 {
+		t.Errorf("result %+v, want a partial one saying why", res)
+	}
+}
+
+// A scenario that asks for more pods than fit in memory is refused while
+// its pods are made, not after the machine runs out.
+func TestRunRefusesMorePodsThanFitInMemory(t *testing.T) {
+	s := parse(t, `name: many
+nodeGroups:
+- name: cpu
+  maxSize: 3
+  pricePerHour: 0.5
+  capacity: {cpu: "4", memory: 16Gi}
+workloads:
+- name: w
+  pod: {requests: {cpu: "1"}}
+  jobs: [{at: 1m, duration: 10m, count: 2000000000}]
+`)
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxMemory = 1 // any process holds more
+	_, err = engine.RunContext(context.Background(), o)
+	var le *engine.LimitError
+	if !errors.As(err, &le) || le.Option != "MaxMemory" || !strings.Contains(err.Error(), "workloads[0] has submitted") {
+		t.Fatalf("err = %v, want a MaxMemory refusal while the pods are made", err)
+	}
+}
