@@ -47,7 +47,7 @@ func (s *scope) restartControlPlane(down time.Duration) time.Duration {
 func TestAPIServerRestartedMidLoop(t *testing.T) {
 	s := newScope(t, "apiserver")
 	cfg := s.kwokConfig(5*time.Second, groupSpec{name: "cpu", max: 5, cpu: "4"})
-	target := func() int { return len(s.nodes("cpu")) + s.pendingEntries() }
+	target := func() int { return s.instances("cpu") }
 	o := s.options("a")
 	s.start(o, startOptions{Config: cfg})
 	s.deploy(workload{name: "web", replicas: 1, cpu: "3"})

@@ -47,7 +47,7 @@ func TestCloudAPIErrorsAndThrottling(t *testing.T) {
 	s := newScope(t, "cloud")
 	outage := &cloudOutage{left: map[kwok.Operation]int{kwok.OpIncreaseSize: 4, kwok.OpDeleteNodes: 2}, failed: map[kwok.Operation]int{}}
 	cfg := s.kwokConfig(time.Second, groupSpec{name: "cpu", max: 5, cpu: "4"})
-	target := func() int { return len(s.nodes("cpu")) + s.pendingEntries() }
+	target := func() int { return s.instances("cpu") }
 	most := peak(target)
 	o := s.options("a")
 	s.start(o, startOptions{Config: cfg, Faults: kwok.Faults{Call: outage.call}})

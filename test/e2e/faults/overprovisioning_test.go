@@ -48,7 +48,7 @@ func TestOverprovisioningWithPreemption(t *testing.T) {
 		_ = s.c.Client.SchedulingV1().PriorityClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
 	})
 	cfg := s.kwokConfig(8*time.Second, groupSpec{name: "cpu", max: 5, cpu: "4"})
-	target := func() int { return len(s.nodes("cpu")) + s.pendingEntries() }
+	target := func() int { return s.instances("cpu") }
 	s.start(s.options("a"), startOptions{Config: cfg})
 	s.deploy(workload{name: "pause", replicas: 1, cpu: "3", priorityClass: class, finalizers: []string{hold}})
 	eventually(t, 60*time.Second, "the pause pod to run on a node of its own", func() bool { return s.running("pause") == 1 })

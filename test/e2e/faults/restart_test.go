@@ -16,7 +16,7 @@ import (
 func TestAutoscalerKilledMidScaleUp(t *testing.T) {
 	s := newScope(t, "killed")
 	cfg := s.kwokConfig(8*time.Second, groupSpec{name: "cpu", max: 5, cpu: "4"})
-	target := func() int { return len(s.nodes("cpu")) + s.pendingEntries() }
+	target := func() int { return s.instances("cpu") }
 	first := s.start(s.options("first"), startOptions{Config: cfg})
 	s.deploy(workload{name: "web", replicas: 1, cpu: "3"})
 	eventually(t, 30*time.Second, "the scale-up to be asked for", func() bool { return s.pendingEntries() == 1 })
@@ -56,7 +56,7 @@ func TestNodeThatNeverRegisters(t *testing.T) {
 	o := s.options("first")
 	o.Autoscaler.ClusterState.MaxNodeProvisionTime = 6 * time.Second
 	o.Autoscaler.ClusterState.UnregisteredNodeRemovalTime = 10 * time.Second
-	target := func() int { return len(s.nodes("cpu")) + s.pendingEntries() }
+	target := func() int { return s.instances("cpu") }
 	most := peak(target)
 	first := s.start(o, so)
 	s.deploy(workload{name: "web", replicas: 1, cpu: "3"})

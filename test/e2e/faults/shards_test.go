@@ -40,7 +40,7 @@ func TestTwoShards(t *testing.T) {
 		"a": {Config: s.kwokConfig(8*time.Second, groupSpec{name: "a", max: 5, cpu: "4"})},
 		"b": {Config: s.kwokConfig(8*time.Second, groupSpec{name: "b", max: 5, cpu: "4"})},
 	}
-	total := func() int { return len(s.nodes("a")) + len(s.nodes("b")) + s.pendingEntries() }
+	total := func() int { return s.instances("a", "b") }
 	most := peak(total)
 	a := s.start(shard("a"), cfg["a"])
 	s.deploy(workload{name: "web", replicas: 2, cpu: "3"}) // two pods, one node each
