@@ -49,6 +49,9 @@ func Owned(p *v1.Pod, rs string) *v1.Pod {
 	return p
 }
 
+// ProviderIDPrefix starts the providerID of every node Mixed makes.
+const ProviderIDPrefix = "bench://"
+
 // Mixed builds the 5,000-node, 150,000-pod cluster of the benchmarks:
 // ten groups (three shapes in three zones, plus an empty spot GPU group),
 // nodes spread over the groups, thirty ReplicaSet pods per node using about
@@ -78,6 +81,7 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 		n := g.Template.DeepCopy()
 		n.Name = fmt.Sprintf("%s-%05d", gid, i)
 		n.Labels[v1.LabelHostname] = n.Name
+		n.Spec.ProviderID = ProviderIDPrefix + n.Name
 		if err := s.AddNodeInGroup(n, gid); err != nil {
 			return nil, err
 		}

@@ -62,6 +62,11 @@ type Options struct {
 	ControllerManagerArgs []string
 	SchedulerArgs         []string
 	APIServerArgs         []string
+	// KwokControllerArgs are extra flags of the kwok controller, for
+	// example --manage-all-nodes=false with
+	// --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake, so
+	// that nodes without the annotation keep the status a test gives them.
+	KwokControllerArgs []string
 	// CreateTimeout bounds kwokctl create cluster, ReadyTimeout the wait for
 	// the API server and the default ServiceAccount (defaults above).
 	CreateTimeout time.Duration
@@ -255,6 +260,7 @@ func kwokctlConfiguration(binDir string, opts Options) ([]byte, error) {
 		{"kube-controller-manager", kcm},
 		{"kube-scheduler", opts.SchedulerArgs},
 		{"kube-apiserver", opts.APIServerArgs},
+		{"kwok-controller", opts.KwokControllerArgs},
 	} {
 		if len(p.args) == 0 {
 			continue

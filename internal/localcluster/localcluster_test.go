@@ -106,6 +106,7 @@ func TestKwokctlConfiguration(t *testing.T) {
 	data, err := kwokctlConfiguration("/bin", Options{
 		ControllerManagerArgs: []string{"--horizontal-pod-autoscaler-downscale-stabilization=15s"},
 		APIServerArgs:         []string{"v=2", "--enable-priority-and-fairness"},
+		KwokControllerArgs:    []string{"--manage-all-nodes=false"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +121,7 @@ func TestKwokctlConfiguration(t *testing.T) {
 	want := map[string][]extraArg{
 		"kube-controller-manager": {{"horizontal-pod-autoscaler-sync-period", "5s"}, {"horizontal-pod-autoscaler-downscale-stabilization", "15s"}},
 		"kube-apiserver":          {{"v", "2"}, {"enable-priority-and-fairness", "true"}},
+		"kwok-controller":         {{"manage-all-nodes", "false"}},
 	}
 	if len(conf.ComponentsPatches) != len(want) {
 		t.Fatalf("patches %+v, want components %v", conf.ComponentsPatches, want)

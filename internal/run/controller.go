@@ -16,6 +16,7 @@ func controllerOptions(shell ShellOptions, scan time.Duration, auto autoscaler.O
 	o.Namespace = shell.Namespace
 	o.StatusConfigMapName = shell.StatusConfigMapName
 	o.WriteStatusConfigMap = shell.WriteStatusConfigMap
+	o.Sharding.Peers = shell.ShardPeers
 	o.EmitPerNodeGroupMetrics = shell.EmitPerNodeGroupMetrics
 	o.MaxPodEvictionTime = shell.MaxPodEvictionTime
 	o.Address = shell.Address

@@ -47,6 +47,9 @@ type ShellOptions struct {
 	Liveness             controller.Liveness
 	StatusConfigMapName  string
 	WriteStatusConfigMap bool
+	// ShardPeers are the status ConfigMaps of the other shards
+	// (--shard-peer-status-config-map).
+	ShardPeers []string
 	// EmitPerNodeGroupMetrics (--emit-per-nodegroup-metrics).
 	EmitPerNodeGroupMetrics bool
 	// Verbosity is --v; LogToStderr and StderrThreshold are accepted for
@@ -118,6 +121,8 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Address, "address", s.Address, "Address serving Prometheus metrics (/metrics) and health checks (/health-check).")
 	fs.StringVar(&s.StatusConfigMapName, "status-config-map-name", s.StatusConfigMapName, "Name of the status ConfigMap.")
 	fs.BoolVar(&s.WriteStatusConfigMap, "write-status-configmap", s.WriteStatusConfigMap, "Whether to write the status ConfigMap.")
+	fs.StringArrayVar(&s.ShardPeers, "shard-peer-status-config-map", nil,
+		"The status ConfigMap (in --namespace) of another autoscaler sharing the cluster with other node groups: pods it claims are not scaled up again; this one publishes its own claims. Can be used multiple times.")
 	fs.BoolVar(&s.EmitPerNodeGroupMetrics, "emit-per-nodegroup-metrics", s.EmitPerNodeGroupMetrics, "Serve the per-node-group gauges (node_group_min_count, node_group_max_count, node_group_target_count, node_group_healthiness, node_group_backoff_status).")
 	// Logging flags of upstream's klog that deployment manifests carry
 	// (the EKS guide passes --v=4 --stderrthreshold=info): refusing them
@@ -166,6 +171,15 @@ func (o *ClusterAutoscalerOptions) validateOperation(v *flagErrors) {
 	}
 	v.dnsSubdomain("leader-elect-resource-name", le.Name)
 	v.dnsSubdomain("status-config-map-name", s.StatusConfigMapName)
+	for _, p := range s.ShardPeers {
+		v.dnsSubdomain("shard-peer-status-config-map", p)
+		if p == s.StatusConfigMapName {
+			v.add("shard-peer-status-config-map", "names this autoscaler's own --status-config-map-name, got %q", p)
+		}
+	}
+	if len(s.ShardPeers) > 0 && !s.WriteStatusConfigMap {
+		v.add("shard-peer-status-config-map", "shards publish their claims in their status ConfigMap: needs --write-status-configmap=true, got %q", s.ShardPeers[0])
+	}
 	if le.Enabled {
 		// client-go's leader elector refuses these at start; say which flag.
 		v.positive("leader-elect-retry-period", le.RetryPeriod)

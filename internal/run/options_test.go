@@ -159,6 +159,10 @@ func TestShellMapping(t *testing.T) {
 		"--max-inactivity=1m", "--max-failing-time=2m", "--max-startup-time=30s",
 	)
 	s := o.Shell
+	if peers := valid(t, "--status-config-map-name=status-a", "--shard-peer-status-config-map=status-b",
+		"--shard-peer-status-config-map=status-c").Shell.ShardPeers; !reflect.DeepEqual(peers, []string{"status-b", "status-c"}) {
+		t.Errorf("shard peers = %v", peers)
+	}
 	wantGroups := []NodeGroupSpec{{1, 10, "gpu-pool"}, {0, 3, "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/ig"}}
 	if o.Decision.Decision.ScanInterval != 30*time.Second {
 		t.Errorf("scan interval %s", o.Decision.Decision.ScanInterval)
@@ -236,6 +240,9 @@ func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"--status-config-map-name=Status!"}, `--status-config-map-name: not an object name`},
 		{[]string{"--leader-elect-renew-deadline=20s"}, `--leader-elect-lease-duration: must be longer than --leader-elect-renew-deadline (20s), got 15s`},
 		{[]string{"--leader-elect-retry-period=9s"}, `--leader-elect-renew-deadline: must be longer than 1.2 x --leader-elect-retry-period (9s), got 10s`},
+		{[]string{"--shard-peer-status-config-map=cluster-autoscaler-status"}, `--shard-peer-status-config-map: names this autoscaler's own --status-config-map-name, got "cluster-autoscaler-status"`},
+		{[]string{"--shard-peer-status-config-map=b", "--write-status-configmap=false"}, `--shard-peer-status-config-map: shards publish their claims in their status ConfigMap: needs --write-status-configmap=true, got "b"`},
+		{[]string{"--shard-peer-status-config-map=B!"}, `--shard-peer-status-config-map: not an object name`},
 		{[]string{"--address=8085"}, `--address: want [host]:port, got "8085"`},
 		{[]string{"--address=:http"}, `--address: port must be a number from 0 to 65535, got ":http"`},
 		{[]string{"--stderrthreshold=debug"}, `--stderrthreshold: want INFO, WARNING, ERROR or FATAL, got "debug"`},

@@ -67,6 +67,7 @@ func (s *State) Update(snap *snapshot.Snapshot, now time.Time) Reconciliation {
 	seen := map[string]time.Time{}
 	s.upcoming = map[string]int{}
 	s.registration = map[string]Registration{}
+	s.provision = map[string]time.Duration{}
 	for _, g := range snap.NodeGroups() {
 		s.updateGroup(snap, g, now, seen, &rec)
 	}
@@ -102,11 +103,13 @@ func (s *State) updateGroup(snap *snapshot.Snapshot, g *snapshot.NodeGroup, now 
 		s.requests[g.ID] = r
 	}
 	shrink := 0
-	if r != nil && now.Sub(r.Time) >= s.opts.MaxNodeProvisionTime {
+	provision := s.provisionTime(g)
+	s.provision[g.ID] = provision
+	if r != nil && now.Sub(r.Time) >= provision {
 		shrink = min(noInstance, r.Delta)
-		msg := fmt.Sprintf("%d node(s) not registered %s after the scale-up", min(missing, r.Delta), s.opts.MaxNodeProvisionTime)
+		msg := fmt.Sprintf("%d node(s) not registered %s after the scale-up", min(missing, r.Delta), provision)
 		if r.Reconstructed {
-			msg = fmt.Sprintf("%d node(s) of the target not registered for %s", missing, s.opts.MaxNodeProvisionTime)
+			msg = fmt.Sprintf("%d node(s) of the target not registered for %s", missing, provision)
 		}
 		s.RecordFailure(g.ID, FailureTimeout, msg, now)
 		if shrink > 0 {
@@ -176,7 +179,7 @@ func (s *State) Registration(group string) Registration { return s.registration[
 func (s *State) Deadlines(now time.Time) []time.Time {
 	var out []time.Time
 	for _, g := range slices.Sorted(maps.Keys(s.requests)) {
-		out = append(out, s.requests[g].Time.Add(s.opts.MaxNodeProvisionTime))
+		out = append(out, s.requests[g].Time.Add(s.ProvisionTime(g)))
 	}
 	for _, b := range s.backoffs {
 		if now.Before(b.Until) {
@@ -188,4 +191,22 @@ func (s *State) Deadlines(now time.Time) []time.Time {
 	}
 	slices.SortFunc(out, time.Time.Compare)
 	return slices.CompactFunc(out, time.Time.Equal)
+}
+
+// provisionTime is the group's own MaxNodeProvisionTime when its options
+// set one, else the cluster's.
+func (s *State) provisionTime(g *snapshot.NodeGroup) time.Duration {
+	if g.Options != nil && g.Options.MaxNodeProvisionTime != nil {
+		return *g.Options.MaxNodeProvisionTime
+	}
+	return s.opts.MaxNodeProvisionTime
+}
+
+// ProvisionTime is how long a scale-up of group may take to register its
+// nodes, as the last Update found the group's options.
+func (s *State) ProvisionTime(group string) time.Duration {
+	if d, ok := s.provision[group]; ok {
+		return d
+	}
+	return s.opts.MaxNodeProvisionTime
 }

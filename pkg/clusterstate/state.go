@@ -61,6 +61,9 @@ type State struct {
 	// last Update found them.
 	upcoming     map[string]int
 	registration map[string]Registration
+	// provision is each group's provisioning time, as the last Update
+	// found its options.
+	provision map[string]time.Duration
 
 	lastScaleUp, lastScaleDownDelete, lastScaleDownFailure time.Time
 }
@@ -93,7 +96,7 @@ func New(opts Options) *State {
 	return &State{
 		opts: opts, requests: map[string]*Request{}, backoffs: map[string]Backoff{},
 		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, upcoming: map[string]int{},
-		registration: map[string]Registration{},
+		registration: map[string]Registration{}, provision: map[string]time.Duration{},
 	}
 }
 

@@ -205,3 +205,26 @@ func names(nis []*snapshot.NodeInfo) []string {
 	}
 	return out
 }
+
+// A group's own provisioning time (its options) wins over the cluster's:
+// its scale-up times out after 5m while the other group's waits 15m.
+func TestGroupProvisionTime(t *testing.T) {
+	five := 5 * time.Minute
+	s := snapshot.New()
+	_ = s.SetNodeGroup(snapshot.NodeGroup{ID: "quick", MaxSize: 5, TargetSize: 1, Options: &snapshot.GroupOptions{MaxNodeProvisionTime: &five}})
+	_ = s.SetNodeGroup(snapshot.NodeGroup{ID: "plain", MaxSize: 5, TargetSize: 1})
+	st := clusterstate.New(clusterstate.DefaultOptions())
+	st.RecordScaleUp("quick", 1, t0)
+	st.RecordScaleUp("plain", 1, t0)
+	st.Update(s, t0)
+	if got := st.Deadlines(t0); len(got) != 2 || !got[0].Equal(t0.Add(five)) || !got[1].Equal(t0.Add(15*time.Minute)) {
+		t.Errorf("deadlines %v, want +5m and +15m", got)
+	}
+	rec := st.Update(s, t0.Add(five))
+	if len(rec.Shrinks) != 1 || rec.Shrinks[0].Group != "quick" {
+		t.Fatalf("shrinks at +5m: %+v, want quick's only", rec.Shrinks)
+	}
+	if _, off := st.BackedOff("plain", t0.Add(five)); off {
+		t.Error("plain backed off at +5m")
+	}
+}

@@ -57,6 +57,9 @@ type Options struct {
 	// CacheSyncTimeout bounds the wait for the informer caches at start;
 	// the wait is reported every CacheSyncReport.
 	CacheSyncTimeout, CacheSyncReport time.Duration
+	// Sharding coordinates this autoscaler with the others on the cluster
+	// (shards.go).
+	Sharding Sharding
 	// Recorder, when set, receives every loop's input and plan.
 	Recorder autoscaler.Recorder
 	// Dynamic reads and writes ProvisioningRequests (a CRD); needed when
@@ -111,6 +114,8 @@ type Controller struct {
 	// requests watches ProvisioningRequests and PodTemplates; nil when
 	// they are not enabled.
 	requests *requestWatch
+	// shards are this shard's claims (loop goroutine only).
+	shards shardState
 
 	// mirror keeps the snapshot in step with the caches (loop goroutine
 	// only); lastStatus is the last status document written.
@@ -128,6 +133,14 @@ type Controller struct {
 func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Options) (*Controller, error) {
 	if opts.ScanInterval <= 0 {
 		return nil, fmt.Errorf("--scan-interval: must be positive, got %s", opts.ScanInterval)
+	}
+	if len(opts.Sharding.Peers) > 0 && !opts.WriteStatusConfigMap {
+		return nil, fmt.Errorf("--shard-peer-status-config-map: shards publish their claims in their status ConfigMap; it needs --write-status-configmap=true")
+	}
+	for _, p := range opts.Sharding.Peers {
+		if p == opts.StatusConfigMapName {
+			return nil, fmt.Errorf("--shard-peer-status-config-map=%s: that is this autoscaler's own --status-config-map-name", p)
+		}
 	}
 	auto, err := autoscaler.New(opts.Autoscaler)
 	if err != nil {

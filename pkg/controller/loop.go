@@ -32,7 +32,11 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	}
 	c.metrics.duration.WithLabelValues("updateClusterState").Observe(c.clock.Since(start).Seconds())
 	planStart := c.clock.Now()
-	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
+	pending := v.pending
+	if len(c.opts.Sharding.Peers) > 0 {
+		pending = c.dropClaimed(pending, c.readPeerClaims(ctx, start))
+	}
+	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
 		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
 	if c.requests != nil {
 		var errs []error
@@ -62,8 +66,15 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	c.metrics.duration.WithLabelValues("actuate").Observe(c.clock.Since(actStart).Seconds())
 	c.report(v, plan)
 	if c.opts.WriteStatusConfigMap {
-		doc, text := status.Render(plan.Status, c.lastStatus, c.opts.Status)
-		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, text); err != nil {
+		ro := c.opts.Status
+		var extra map[string]string
+		if len(c.opts.Sharding.Peers) > 0 {
+			claims := c.updateClaims(start, v.pending, plan)
+			extra = map[string]string{ClaimsKey: claims}
+			ro.MaxBytes -= len(claims)
+		}
+		doc, text := status.Render(plan.Status, c.lastStatus, ro)
+		if err := writeStatus(ctx, c.client, c.opts.Namespace, c.opts.StatusConfigMapName, doc, text, extra); err != nil {
 			c.metrics.errors.WithLabelValues("apiCallError").Inc()
 			return fmt.Errorf("status ConfigMap %s/%s: %w", c.opts.Namespace, c.opts.StatusConfigMapName, err)
 		}

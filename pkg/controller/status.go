@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,13 +21,14 @@ const retryInterval = 2 * time.Second
 const annotationLastUpdated = "cluster-autoscaler.kubernetes.io/last-updated"
 
 // writeStatus creates or updates the status ConfigMap with the document
-// d and its text.
-func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document, text string) error {
+// d and its text, and extra keys beside them (a shard's claims).
+func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name string, d *status.Document, text string, extra map[string]string) error {
 	cms := c.CoreV1().ConfigMaps(namespace)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		cm = &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		cm.Data = map[string]string{status.Key: text}
+		maps.Copy(cm.Data, extra)
 		cm.Annotations = map[string]string{annotationLastUpdated: d.Time}
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 		return err
@@ -41,6 +43,7 @@ func writeStatus(ctx context.Context, c kubernetes.Interface, namespace, name st
 		cm.Annotations = map[string]string{}
 	}
 	cm.Data[status.Key] = text
+	maps.Copy(cm.Data, extra)
 	cm.Annotations[annotationLastUpdated] = d.Time
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err

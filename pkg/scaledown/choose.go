@@ -11,7 +11,8 @@ import (
 )
 
 // choose decides, for each unneeded node, whether it goes now or waits:
-// it must have been unneeded for UnneededTime (UnreadyTime when unready),
+// it must have been unneeded for UnneededTime (UnreadyTime when unready;
+// either as its group's options set it),
 // scale-down must not be cooling down, and the parallelism limits must have
 // room. Empty nodes are considered first, then nodes to drain, those whose
 // pods must be evicted one by one last.
@@ -25,13 +26,14 @@ func (s *session) choose() {
 		r := &s.removals[ri]
 		st := &s.nodes[r.node]
 		since, _ := s.p.tracker.Since(st.name())
-		need := s.opts.UnneededTime
+		g := s.opts.forGroup(st.group)
+		need, from := g.unneeded, g.unneededFrom
 		if st.unready() {
-			need = s.opts.UnreadyTime
+			need, from = g.unready, g.unreadyFrom
 		}
 		switch wait := since.Add(need).Sub(now); {
 		case wait > 0:
-			s.wait(r, since, wait, waitReason(st), s.waitMessage(st, now.Sub(since), need))
+			s.wait(r, since, wait, waitReason(st), s.waitMessage(st, now.Sub(since), need, from))
 		case st.onCompletion != nil:
 			s.wait(r, since, 0, ReasonOnCompletionPod, fmt.Sprintf(
 				"unneeded long enough, but pod %s/%s is annotated %s=%s: the node is removed once it has completed",
@@ -98,16 +100,16 @@ func waitReason(st *nodeState) Reason {
 	return ReasonNotUnneededLongEnough
 }
 
-func (s *session) waitMessage(st *nodeState, so, need time.Duration) string {
+func (s *session) waitMessage(st *nodeState, so, need time.Duration, from string) string {
 	so = so.Round(time.Second)
 	switch waitReason(st) {
 	case ReasonGPUsNotAdvertised:
 		return fmt.Sprintf("the device plugin has not advertised the node's GPUs yet; "+
-			"it is removed if it stays unneeded for %s (--scale-down-unready-time), %s so far", need, so)
+			"it is removed if it stays unneeded for %s (%s), %s so far", need, from, so)
 	case ReasonNotUnreadyLongEnough:
-		return fmt.Sprintf("unready and unneeded for %s of %s (--scale-down-unready-time)", so, need)
+		return fmt.Sprintf("unready and unneeded for %s of %s (%s)", so, need, from)
 	}
-	return fmt.Sprintf("unneeded for %s of %s (--scale-down-unneeded-time)", so, need)
+	return fmt.Sprintf("unneeded for %s of %s (%s)", so, need, from)
 }
 
 func (s *session) wait(r *removal, since time.Time, wait time.Duration, reason Reason, msg string) {

@@ -69,14 +69,16 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		st.util = Utilization{Resource: gpu.ResourceName, GPUNode: true}
 		return "", ""
 	}
-	st.util = NodeUtilization(s.snap, st.ni, s.opts, s.in.Now)
-	threshold, flag := s.opts.UtilizationThreshold, "scale-down-utilization-threshold"
+	g := s.opts.forGroup(st.group)
+	st.util = snapshotUtilization(s.snap, st.ni, utilizationOptions{ignoreDaemonSets: g.ignoreDaemonSets,
+		ignoreMirror: s.opts.IgnoreMirrorPodsUtilization, cutoff: s.opts.ExpendablePodsPriorityCutoff}, s.in.Now)
+	threshold, from := g.threshold, g.thresholdFrom
 	if st.util.GPUNode {
-		threshold, flag = s.opts.GPUUtilizationThreshold, "scale-down-gpu-utilization-threshold"
+		threshold, from = g.gpuThreshold, g.gpuFrom
 	}
 	if st.util.Value >= threshold {
-		return ReasonNotUnderutilized, fmt.Sprintf("%s requested is %s of allocatable, not below %s (--%s)",
-			st.util.Resource, percent(st.util.Value), percent(threshold), flag)
+		return ReasonNotUnderutilized, fmt.Sprintf("%s requested is %s of allocatable, not below %s (%s)",
+			st.util.Resource, percent(st.util.Value), percent(threshold), from)
 	}
 	return "", ""
 }

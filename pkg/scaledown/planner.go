@@ -21,7 +21,8 @@
 //  4. the unneeded tracker carries, across loops, since when each node has
 //     been unneeded (unneeded.go);
 //  5. selection: unneeded nodes that waited long enough go now, within the
-//     cooldowns and parallelism limits (choose.go).
+//     cooldowns and parallelism limits (choose.go), as long as their pods
+//     fit elsewhere without the unneeded nodes that wait (revalidate.go).
 package scaledown
 
 import (
@@ -102,9 +103,12 @@ func (p *Planner) Plan(in Input) Plan {
 	s.classifyNodes()
 	s.rankCandidates()
 	s.buildDestinations()
+	in.Snapshot.Fork() // the simulation's changes, for revalidate
 	s.simulateCandidates()
 	p.tracker.Update(in.Now, s.unneededNames())
 	s.choose()
+	s.revalidate()
+	_ = in.Snapshot.Revert()
 	s.softTaints()
 	return s.finish()
 }

@@ -63,6 +63,10 @@ const (
 	// ReasonDrainParallelismLimit: MaxDrainParallelism non-empty nodes are
 	// already being drained.
 	ReasonDrainParallelismLimit Reason = "MaxDrainParallelismReached"
+	// ReasonDependsOnWaitingNodes: the node's pods fit elsewhere only if
+	// unneeded nodes that wait are removed first (a pod's required
+	// partner, or room, comes from one of them); it goes after them.
+	ReasonDependsOnWaitingNodes Reason = "DependsOnWaitingNodes"
 	// ReasonOnCompletionPod: a pod annotated safe-to-evict "on-completion"
 	// still runs on the node; it is removed once the pod has completed
 	// (upstream's BlockedByOnCompletionPod).

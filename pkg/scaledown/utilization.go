@@ -49,11 +49,17 @@ type utilizationOptions struct {
 // by the share of them its claims hold (dra.NodeUsage), or, when it also
 // advertises accelerator resources, by the larger of the two shares.
 func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
-	u := nodeUtilization(ni, utilizationOptions{
+	return snapshotUtilization(s, ni, utilizationOptions{
 		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
 		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
 		cutoff:           o.ExpendablePodsPriorityCutoff,
 	}, now)
+}
+
+// snapshotUtilization is NodeUtilization with the options already chosen
+// (a group's own DaemonSet accounting).
+func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
+	u := nodeUtilization(ni, o, now)
 	if !s.HasDRA() {
 		return u
 	}

@@ -93,8 +93,9 @@ type candidate struct {
 // it is unchanged afterwards.
 func (p *Planner) Plan(in Input) (Plan, error) {
 	r := &run{Planner: p, in: &in, snap: in.Snapshot, checker: predicates.New(in.Snapshot), booked: in.Booked}
-	pods := r.admissible(in.Pending)
-	if len(pods) == 0 && len(in.Gangs) == 0 && len(in.Booked) == 0 {
+	pods, nominated := r.admissible(in.Pending)
+	noGangs := len(in.Gangs) == 0 && len(in.Booked) == 0
+	if len(pods) == 0 && len(nominated) == 0 && noGangs {
 		return r.plan, nil
 	}
 	classes, err := groupClasses(in.Snapshot, pods)
@@ -103,6 +104,13 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	}
 	r.snap.Fork()
 	defer func() { _ = r.snap.Revert() }()
+	r.dropExpendablePods()
+	if err := r.placeNominated(nominated); err != nil {
+		return r.plan, err
+	}
+	if len(pods) == 0 && noGangs {
+		return r.plan, nil
+	}
 	if r.templates, err = templatesFor(r.snap, &in); err != nil {
 		return r.plan, err
 	}
@@ -133,17 +141,20 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	return r.plan, nil
 }
 
-// admissible drops expendable and too-new pods, noting why.
-func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
+// admissible drops expendable and too-new pods, noting why, and sets
+// aside the pods the scheduler nominated onto a node (preemption.go).
+func (r *run) admissible(pending []*v1.Pod) (pods, nominated []*v1.Pod) {
 	out := make([]*v1.Pod, 0, len(pending))
 	for _, pod := range pending {
 		consumer, consumes := consumerReason(pod)
 		switch {
 		case consumes:
 			r.pending([]*v1.Pod{pod}, consumer)
-		case priority(pod) < r.opts.ExpendablePodsPriorityCutoff:
+		case r.expendable(pod):
 			r.pending([]*v1.Pod{pod}, GroupReason{Reason: ReasonExpendable, Message: fmt.Sprintf(
 				"pod priority %d is below --expendable-pods-priority-cutoff %d", priority(pod), r.opts.ExpendablePodsPriorityCutoff)})
+		case r.nominatedNode(pod) != "":
+			nominated = append(nominated, pod)
 		case r.in.Now.Sub(pod.CreationTimestamp.Time) < r.opts.NewPodScaleUpDelay:
 			r.pending([]*v1.Pod{pod}, GroupReason{Reason: ReasonTooNew, Message: fmt.Sprintf(
 				"pod is younger than --new-pod-scale-up-delay %s", r.opts.NewPodScaleUpDelay)})
@@ -151,7 +162,7 @@ func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
 			out = append(out, pod)
 		}
 	}
-	return out
+	return out, nominated
 }
 
 func (r *run) pending(pods []*v1.Pod, reasons ...GroupReason) {

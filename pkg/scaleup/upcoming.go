@@ -146,8 +146,13 @@ func (r *run) filterSchedulable(classes []*Class) []*Class {
 		return priority(classes[order[a]].Rep().Pod) > priority(classes[order[b]].Rep().Pod)
 	})
 	left := make([]*Class, len(classes))
+	bound := newRoomBound(r.snap.Nodes())
 	for _, ci := range order {
 		c := classes[ci]
+		if bound.exceeds(&c.Rep().Requests) {
+			left[ci] = c
+			continue
+		}
 		pc := r.checker.PreparePodInfo(c.Rep())
 		placed := r.placeOnNodes(c, pc)
 		for _, pi := range c.Pods[:placed] {
@@ -211,4 +216,44 @@ func templatesFor(s *snapshot.Snapshot, in *Input) (map[string]*estimator.Templa
 		out[g.ID] = t
 	}
 	return out, nil
+}
+
+// roomBound is, for each resource, the most any one node has free as the
+// pending pods are placed. Placing pods only ever lowers free room, so a
+// class asking for more of some resource than the bound fits on no node,
+// and placeOnNodes need not check it against every node: with thousands of
+// distinct pods that fit nowhere (a full cluster, pods asking for more than
+// any node has) that scan is most of a loop's time.
+type roomBound struct {
+	cpu, memory, ephemeral int64
+	scalar                 map[v1.ResourceName]int64
+}
+
+func newRoomBound(nodes []*snapshot.NodeInfo) roomBound {
+	b := roomBound{scalar: map[v1.ResourceName]int64{}}
+	for _, ni := range nodes {
+		a, u := &ni.Allocatable, &ni.Requested
+		b.cpu = max(b.cpu, a.MilliCPU-u.MilliCPU)
+		b.memory = max(b.memory, a.Memory-u.Memory)
+		b.ephemeral = max(b.ephemeral, a.EphemeralStorage-u.EphemeralStorage)
+		for name, q := range a.Scalar {
+			b.scalar[name] = max(b.scalar[name], q-u.Scalar[name])
+		}
+	}
+	return b
+}
+
+// exceeds: some request is above what any node has free (the resource
+// checks of the scheduler compare each request with allocatable minus
+// requested, node by node).
+func (b *roomBound) exceeds(req *snapshot.Resource) bool {
+	if req.MilliCPU > b.cpu || req.Memory > b.memory || req.EphemeralStorage > b.ephemeral {
+		return true
+	}
+	for name, q := range req.Scalar {
+		if q > 0 && q > b.scalar[name] {
+			return true
+		}
+	}
+	return false
 }

@@ -32,6 +32,9 @@ type NodeGroup struct {
 	// the autoscaler finds instances that never join through them.
 	Instances       []Instance
 	InstancesListed bool
+	// Options override cluster-wide options for this group (thresholds,
+	// unneeded and unready times, provisioning time); nil keeps them all.
+	Options *GroupOptions
 	// TemplateSlices are the ResourceSlices a new node of the group
 	// publishes once its DRA drivers run (scale from zero with DRA). Each
 	// is node-local with spec.nodeName the template node's name; pools
@@ -71,6 +74,9 @@ func (g *NodeGroup) validate() error {
 		return fmt.Errorf("node group %s: targetSize: must not be negative, got %d", g.ID, g.TargetSize)
 	case g.PricePerHour < 0:
 		return fmt.Errorf("node group %s: pricePerHour: must not be negative, got %g", g.ID, g.PricePerHour)
+	}
+	if err := g.Options.Validate(); err != nil {
+		return fmt.Errorf("node group %s: options: %w", g.ID, err)
 	}
 	if g.Template != nil {
 		if err := validateNode(g.Template); err != nil {

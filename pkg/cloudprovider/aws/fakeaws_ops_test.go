@@ -25,6 +25,8 @@ func (f *fakeAWS) dispatch(action string, p url.Values) (string, error) {
 		return f.terminate(p)
 	case "DescribeLaunchTemplateVersions":
 		return f.describeLaunchTemplateVersions(p)
+	case "DescribeScalingActivities":
+		return f.describeScalingActivities(p)
 	}
 	return "", apiError{"InvalidAction", "the fake does not serve " + action}
 }
@@ -265,4 +267,23 @@ func (f *fakeAWS) latest(id string) int {
 		}
 	}
 	return v
+}
+
+func (f *fakeAWS) describeScalingActivities(p url.Values) (string, error) {
+	name := p.Get("AutoScalingGroupName")
+	if name != "" && f.groups[name] == nil {
+		return "", validationError("AutoScalingGroup name not found - AutoScalingGroup '%s' not found", name)
+	}
+	all := f.activities[name]
+	start, end, next := f.page(p, len(all))
+	var b strings.Builder
+	b.WriteString("<Activities>")
+	for _, a := range all[start:end] {
+		b.WriteString(element("member", a))
+	}
+	b.WriteString("</Activities>")
+	if next != "" {
+		b.WriteString("<NextToken>" + next + "</NextToken>")
+	}
+	return b.String(), nil
 }

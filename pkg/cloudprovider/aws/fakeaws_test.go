@@ -128,13 +128,31 @@ type fakeAWS struct {
 	lcs      map[string]fakeLC
 	calls    []call
 	failures map[string][]failure
+	// activities are each group's scaling activities, newest first.
+	activities map[string][]fakeActivity
+	// denied actions answer AccessDenied, as for a role without them.
+	denied map[string]bool
 	// pageSize caps every page, so small fixtures still page.
 	pageSize int
 	requests int
 }
 
+// fakeActivity is a scaling activity in the shape DescribeScalingActivities
+// returns it.
+type fakeActivity struct {
+	ActivityId           string `xml:"ActivityId"`
+	AutoScalingGroupName string `xml:"AutoScalingGroupName"`
+	Description          string `xml:"Description"`
+	Cause                string `xml:"Cause"`
+	StartTime            string `xml:"StartTime"`
+	StatusCode           string `xml:"StatusCode"`
+	StatusMessage        string `xml:"StatusMessage,omitempty"`
+	Progress             int    `xml:"Progress"`
+}
+
 func newFakeAWS(t *testing.T, groups ...fakeASG) *fakeAWS {
-	f := &fakeAWS{t: t, groups: map[string]*fakeASG{}, lcs: map[string]fakeLC{}, failures: map[string][]failure{}, pageSize: 100}
+	f := &fakeAWS{t: t, groups: map[string]*fakeASG{}, lcs: map[string]fakeLC{}, failures: map[string][]failure{},
+		activities: map[string][]fakeActivity{}, denied: map[string]bool{}, pageSize: 100}
 	for _, g := range groups {
 		f.putGroup(g)
 	}
@@ -266,12 +284,17 @@ func (f *fakeAWS) serve(w http.ResponseWriter, r *http.Request) {
 	reqID := f.requests
 	f.calls = append(f.calls, call{Action: action, Params: params, Invocation: r.Header.Get("amz-sdk-invocation-id")})
 	var fail *failure
+	denied := f.denied[action]
 	if q := f.failures[action]; len(q) > 0 {
 		fail, f.failures[action] = &q[0], q[1:]
 	}
 	f.mu.Unlock()
 	if fail != nil {
 		f.writeError(w, service, fail.status, fail.code, "injected by the test")
+		return
+	}
+	if denied {
+		f.writeError(w, service, http.StatusForbidden, "AccessDenied", "User: arn:aws:sts::123456789012:assumed-role/gpuscale is not authorized to perform: autoscaling:"+action)
 		return
 	}
 	result, err := f.dispatch(action, params)

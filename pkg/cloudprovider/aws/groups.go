@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -13,6 +14,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // Page and batch sizes the Auto Scaling API accepts.
@@ -38,6 +41,12 @@ type group struct {
 	templateSlices []*resourceapi.ResourceSlice
 	price          float64
 	spot           bool
+	// options are the group's autoscaling-options tags, parsed; nil when
+	// it has none (or a bad one, reported as a problem).
+	options *snapshot.GroupOptions
+	// launched are launch times of instances, as the group's scaling
+	// activities tell them (activities.go).
+	launched map[string]time.Time
 }
 
 // instance is one member of a group.
@@ -56,6 +65,7 @@ func (i instance) pending() bool {
 func (g *group) copy() group {
 	c := *g
 	c.instances = maps.Clone(g.instances)
+	c.launched = maps.Clone(g.launched)
 	return c
 }
 
@@ -125,6 +135,10 @@ func (p *Provider) reload(ctx context.Context) error {
 		if b, ok := bounds[name]; ok {
 			g.minSize, g.maxSize = b.MinSize, b.MaxSize
 		}
+		if err := p.readOptions(g); err != nil {
+			problems = append(problems, err)
+		}
+		g.keepLaunchTimes(p.cached(name))
 		groups[name] = g
 	}
 	problems = append(problems, p.addTemplates(ctx, groups)...)

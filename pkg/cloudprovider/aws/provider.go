@@ -12,8 +12,9 @@
 //
 // The provider calls only DescribeAutoScalingGroups,
 // DescribeAutoScalingInstances, DescribeLaunchConfigurations,
-// SetDesiredCapacity, TerminateInstanceInAutoScalingGroup and
-// ec2:DescribeLaunchTemplateVersions. Throttling and server errors are
+// SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
+// ec2:DescribeLaunchTemplateVersions and, where the role allows it,
+// DescribeScalingActivities (activities.go). Throttling and server errors are
 // retried by the SDK's retryer of the clients it is given.
 //
 // Bad input never stops the valid groups: a group that does not exist, a
@@ -52,6 +53,9 @@ type AutoScalingAPI interface {
 	DescribeLaunchConfigurations(context.Context, *autoscaling.DescribeLaunchConfigurationsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeLaunchConfigurationsOutput, error)
 	SetDesiredCapacity(context.Context, *autoscaling.SetDesiredCapacityInput, ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error)
 	TerminateInstanceInAutoScalingGroup(context.Context, *autoscaling.TerminateInstanceInAutoScalingGroupInput, ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
+	// DescribeScalingActivities is optional in the role: without it
+	// failed launches wait for the provisioning timeout.
+	DescribeScalingActivities(context.Context, *autoscaling.DescribeScalingActivitiesInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeScalingActivitiesOutput, error)
 }
 
 // EC2API is the part of the EC2 client the provider uses; *ec2.Client
@@ -120,9 +124,14 @@ type Provider struct {
 	problems   []error
 	lastReload time.Time
 	stale      bool
+	// acts is what the scaling activities told (activities.go).
+	acts activityState
 }
 
-var _ cloudprovider.CloudProvider = (*Provider)(nil)
+var (
+	_ cloudprovider.CloudProvider           = (*Provider)(nil)
+	_ cloudprovider.CreationFailureReporter = (*Provider)(nil)
+)
 
 // New validates the options; it makes no API call (Refresh does).
 func New(opts Options) (*Provider, error) {
@@ -175,8 +184,13 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	p.registered = map[string]bool{}
 	p.mu.Unlock()
 	if due {
-		return p.reload(ctx)
+		if err := p.reload(ctx); err != nil {
+			return err
+		}
+		p.readActivities(ctx)
+		return nil
 	}
+	defer p.readActivities(ctx)
 	if len(unknown) == 0 {
 		return nil
 	}
@@ -218,6 +232,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 		ng := snapshot.NodeGroup{
 			ID: g.name, MinSize: g.minSize, MaxSize: g.maxSize, TargetSize: g.desired,
 			InstanceType: g.instanceType, PricePerHour: g.price, Spot: g.spot,
+			Instances: g.snapshotInstances(), InstancesListed: true, Options: g.options,
 		}
 		if g.template != nil {
 			ng.Template = g.template.DeepCopy()

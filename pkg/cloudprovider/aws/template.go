@@ -32,11 +32,6 @@ const (
 	LabelEKSCapacityType = "eks.amazonaws.com/capacityType"
 )
 
-// tagAutoscalingOptions is the upstream Cluster Autoscaler's per-group
-// options prefix; it is recognised so that it is reported as not applied
-// rather than as a typo.
-const tagAutoscalingOptions = TagNodeTemplate + "autoscaling-options/"
-
 // templateOverrides are the node-template tags of one group, parsed.
 type templateOverrides struct {
 	resources v1.ResourceList
@@ -67,9 +62,8 @@ func parseTemplateTags(tags map[string]string) (templateOverrides, error) {
 }
 
 func (o *templateOverrides) add(key, value string) error {
-	if strings.HasPrefix(key, tagAutoscalingOptions) {
-		o.ignored = append(o.ignored, key)
-		return nil
+	if strings.HasPrefix(key, TagAutoscalingOptions) {
+		return nil // per-group options, read by readOptions
 	}
 	kind, name, _ := strings.Cut(strings.TrimPrefix(key, TagNodeTemplate), "/")
 	if name == "" {

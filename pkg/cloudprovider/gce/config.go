@@ -23,12 +23,15 @@ import (
 //	    a3-highgpu-8g: {onDemand: 88.25, spot: 26.5}
 //	  accelerators:
 //	    nvidia-tesla-t4: {onDemand: 0.35, spot: 0.11}
+//	nodeGroupOptions:              # per-group options (options.go)
+//	  gke-prod-a100-*: {scaledownunneededtime: 20m}
 type Config struct {
-	Project         string           `json:"project,omitempty"`
-	Zones           []string         `json:"zones,omitempty"`
-	ClusterName     string           `json:"clusterName,omitempty"`
-	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
-	Prices          PriceOverrides   `json:"prices,omitempty"`
+	Project          string             `json:"project,omitempty"`
+	Zones            []string           `json:"zones,omitempty"`
+	ClusterName      string             `json:"clusterName,omitempty"`
+	RefreshInterval  *metav1.Duration   `json:"refreshInterval,omitempty"`
+	Prices           PriceOverrides     `json:"prices,omitempty"`
+	NodeGroupOptions GroupOptionsConfig `json:"nodeGroupOptions,omitempty"`
 }
 
 // PriceOverrides replace or add hourly prices, by machine type and by
@@ -80,6 +83,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, checkPrices("prices.machineTypes", c.Prices.MachineTypes)...)
 	errs = append(errs, checkPrices("prices.accelerators", c.Prices.Accelerators)...)
+	errs = append(errs, c.NodeGroupOptions.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -102,6 +102,11 @@ type group struct {
 	// pending are the instances being created, failed ones first, then
 	// by name: what DecreaseTargetSize deletes.
 	pending []pendingInstance
+	// instances are every named instance of the group, by name, for the
+	// core (instances.go).
+	instances []snapshot.Instance
+	// options are the group's nodeGroupOptions entry; nil for none.
+	options *snapshot.GroupOptions
 }
 
 // pendingInstance is an instance the MIG is creating.
@@ -245,6 +250,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 			ID: id, MinSize: g.min, MaxSize: g.max, TargetSize: g.target,
 			Template: g.node.DeepCopy(), InstanceType: g.shape.MachineType,
 			PricePerHour: g.shape.Price, Spot: g.shape.Spot, TemplateSlices: g.shape.slices(g.node),
+			Instances: append([]snapshot.Instance(nil), g.instances...), InstancesListed: true, Options: g.options,
 		})
 	}
 	return out

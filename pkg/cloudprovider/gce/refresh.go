@@ -188,7 +188,8 @@ func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*grou
 		return nil, err
 	}
 	id := c.ref.URL()
-	g := &group{ref: c.ref, min: c.min, max: c.max, target: int(c.igm.TargetSize), shape: shape, templateURL: tmplURL}
+	g := &group{ref: c.ref, min: c.min, max: c.max, target: int(c.igm.TargetSize), shape: shape, templateURL: tmplURL,
+		options: p.cfg.NodeGroupOptions.forGroup(c.ref.Name)}
 	g.node = shape.node(id, c.ref.Zone, gkeNodePoolName(c.ref.Name, p.cfg.ClusterName))
 	for _, mi := range mis {
 		if mi.Instance == "" {
@@ -199,6 +200,7 @@ func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*grou
 			return nil, err
 		}
 		l.instances[in] = id
+		g.instances = append(g.instances, snapshotInstance(in, mi))
 		if !isPendingCreation(mi) {
 			continue
 		}
@@ -208,6 +210,7 @@ func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*grou
 		}
 		g.pending = append(g.pending, pendingInstance{ref: in, failed: failed})
 	}
+	sort.Slice(g.instances, func(i, j int) bool { return g.instances[i].ProviderID < g.instances[j].ProviderID })
 	sort.Slice(g.pending, func(i, j int) bool {
 		a, b := g.pending[i], g.pending[j]
 		if a.failed != b.failed {
@@ -283,7 +286,7 @@ func (p *Provider) applyLocked(l *loaded, start uint64) {
 		// resize) or from after it while the change is still to update
 		// the cache (it would count a deletion twice). The cache is what
 		// the provider did: keep it, and list the group again next time.
-		g.target, g.pending = old.target, old.pending
+		g.target, g.pending, g.instances = old.target, old.pending, old.instances
 		raced = true
 	}
 	for id := range p.groups {

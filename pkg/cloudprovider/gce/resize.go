@@ -95,7 +95,10 @@ func (p *Provider) DeleteNodes(ctx context.Context, id string, nodes []*v1.Node)
 			call: func(ctx context.Context) error { return p.api.deleteInstances(ctx, ref, refs) },
 			// The instances stay mapped to the group until the MIG stops
 			// listing them: their nodes are still there while they shut down.
-			apply: func(g *group) { g.target -= len(refs) },
+			apply: func(g *group) {
+				g.target -= len(refs)
+				g.markDeleting(refs)
+			},
 		}, nil
 	})
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // ConfigMapName is the ConfigMap read when no --cloud-config file is given;
@@ -56,6 +57,9 @@ type NodeGroupConfig struct {
 	Spot         bool
 	Zone         string
 	Template     TemplateConfig
+	// Options override cluster-wide options for the group
+	// (autoscalingOptions, with the upstream keys); nil keeps them.
+	Options *snapshot.GroupOptions
 }
 
 // TemplateConfig is what every node of a group looks like.
@@ -189,6 +193,9 @@ func validateGroup(v *problems, path string, g *NodeGroupConfig) {
 	labelValue(v, path+".instanceType", g.InstanceType)
 	labelValue(v, path+".zone", g.Zone)
 	validateTemplate(v, path+".template", &g.Template)
+	if err := g.Options.Validate(); err != nil {
+		v.add(path+".autoscalingOptions", "%v", err)
+	}
 }
 
 // providerLabels are set on every node from the group's own fields; a

@@ -41,6 +41,8 @@ type fileNodeGroup struct {
 	Spot         *scalar         `json:"spot"`
 	Zone         *scalar         `json:"zone"`
 	Template     json.RawMessage `json:"template"`
+	// AutoscalingOptions are the group's options (groupoptions.go).
+	AutoscalingOptions json.RawMessage `json:"autoscalingOptions"`
 }
 
 type fileTemplate struct {
@@ -130,6 +132,7 @@ func (d *decoder) group(path string, raw json.RawMessage) NodeGroupConfig {
 	} else {
 		g.Template = d.template(path+".template", f.Template)
 	}
+	g.Options = d.groupOptions(path+".autoscalingOptions", f.AutoscalingOptions)
 	return g
 }
 

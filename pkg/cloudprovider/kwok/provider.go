@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,8 @@ type Options struct {
 	Logger *slog.Logger
 	// ReconcileInterval is Run's period (DefaultReconcileInterval when 0).
 	ReconcileInterval time.Duration
+	// Faults inject cloud failures, for tests (faults.go).
+	Faults Faults
 }
 
 // Provider implements cloudprovider.CloudProvider with Node objects. It is
@@ -85,7 +88,10 @@ type Provider struct {
 	// registered holds the node names of each group as last listed or
 	// changed by this provider.
 	registered map[string]map[string]bool
-	pending    []PendingNode
+	// nodeInstances are the registered nodes as instances, by node name.
+	nodeInstances map[string]snapshot.Instance
+	pending       []PendingNode
+	faults        Faults
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
@@ -108,6 +114,7 @@ func New(opts Options) (*Provider, error) {
 	p := &Provider{
 		client: opts.Client, clock: opts.Clock, log: opts.Logger, interval: opts.ReconcileInterval,
 		cfg: opts.Config, groups: map[string]*group{}, registered: map[string]map[string]bool{},
+		nodeInstances: map[string]snapshot.Instance{}, faults: opts.Faults,
 		store: stateStore{client: opts.Client, namespace: opts.Namespace},
 	}
 	if p.clock == nil {
@@ -157,6 +164,7 @@ func (p *Provider) listNodesLocked(ctx context.Context, visit func(*group, *v1.N
 	for name := range p.groups {
 		registered[name] = map[string]bool{}
 	}
+	instances := make(map[string]snapshot.Instance, len(list.Items))
 	for i := range list.Items {
 		n := &list.Items[i]
 		g := p.groups[n.Labels[LabelNodeGroup]]
@@ -164,11 +172,12 @@ func (p *Provider) listNodesLocked(ctx context.Context, visit func(*group, *v1.N
 			continue // a group no longer configured, or a node on its way out
 		}
 		registered[g.cfg.Name][n.Name] = true
+		instances[n.Name] = instanceOf(n)
 		if visit != nil {
 			visit(g, n)
 		}
 	}
-	p.registered = registered
+	p.registered, p.nodeInstances = registered, instances
 	return nil
 }
 
@@ -178,8 +187,13 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]snapshot.NodeGroup, 0, len(p.order))
+	now := p.clock.Now()
 	for _, name := range p.order {
-		out = append(out, p.groups[name].snapshotGroup(p.targetLocked(name, p.pending)))
+		g := p.groups[name]
+		ng := g.snapshotGroup(p.targetLocked(name, p.pending))
+		ng.Instances, ng.InstancesListed = p.instancesLocked(name, now), true
+		ng.Options = g.cfg.Options
+		out = append(out, ng)
 	}
 	return out
 }
@@ -238,14 +252,18 @@ func (p *Provider) IncreaseSize(ctx context.Context, name string, delta int) err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	createAt := p.clock.Now().Add(p.cfg.ProvisioningDelay)
+	if err := p.faults.call(OpIncreaseSize, name); err != nil {
+		return err
+	}
+	now := p.clock.Now()
+	createAt := now.Add(p.cfg.ProvisioningDelay)
 	next, err := p.store.update(ctx, func(pending []PendingNode) ([]PendingNode, error) {
 		if target := p.targetLocked(name, pending); target+delta > g.cfg.MaxSize {
 			return nil, fmt.Errorf("kwok: node group %s: target %d + %d would exceed maxSize %d", name, target, delta, g.cfg.MaxSize)
 		}
 		taken := p.namesLocked(pending)
 		for i := 0; i < delta; i++ {
-			pending = append(pending, PendingNode{Group: name, Name: uniqueName(name, taken), CreateAt: createAt})
+			pending = append(pending, PendingNode{Group: name, Name: uniqueName(name, taken), CreateAt: createAt, RequestedAt: now})
 		}
 		return pending, nil
 	})
@@ -294,6 +312,9 @@ func (p *Provider) DecreaseTargetSize(ctx context.Context, name string, delta in
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.faults.call(OpDecreaseTargetSize, name); err != nil {
+		return err
+	}
 	next, err := p.store.update(ctx, func(pending []PendingNode) ([]PendingNode, error) {
 		var mine []int // indexes of this group's entries, in due order
 		for i, pn := range pending {
@@ -324,8 +345,10 @@ func (p *Provider) DecreaseTargetSize(ctx context.Context, name string, delta in
 	return nil
 }
 
-// DeleteNodes deletes the Node objects. Every node must carry the group's
-// label, and the group must stay at or above its minimum; nothing is
+// DeleteNodes deletes the Node objects, and pending creations given by
+// providerID alone (instances that never registered: Faults.NeverRegister).
+// Every node must carry the group's label or be such an instance of the
+// group, and the group must stay at or above its minimum; nothing is
 // deleted otherwise. A node already gone counts as deleted.
 func (p *Provider) DeleteNodes(ctx context.Context, name string, nodes []*v1.Node) error {
 	g, err := p.group(name)
@@ -334,11 +357,22 @@ func (p *Provider) DeleteNodes(ctx context.Context, name string, nodes []*v1.Nod
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.faults.call(OpDeleteNodes, name); err != nil {
+		return err
+	}
+	var registered []*v1.Node
+	unregistered := map[string]bool{}
 	for _, n := range nodes {
 		if n == nil {
 			return fmt.Errorf("kwok: node group %s: nil node", name)
 		}
-		if got := n.Labels[LabelNodeGroup]; got != name {
+		got := n.Labels[LabelNodeGroup]
+		switch {
+		case got == name:
+			registered = append(registered, n)
+		case got == "" && p.pendingInstanceLocked(name, n.Spec.ProviderID):
+			unregistered[strings.TrimPrefix(n.Spec.ProviderID, ProviderIDPrefix)] = true
+		default:
 			return fmt.Errorf("kwok: node %s belongs to node group %q, not %s: %w", n.Name, got, name, cloudprovider.ErrNotFound)
 		}
 	}
@@ -346,7 +380,23 @@ func (p *Provider) DeleteNodes(ctx context.Context, name string, nodes []*v1.Nod
 		return fmt.Errorf("kwok: node group %s: deleting %d node(s) would take target %d below minSize %d", name, len(nodes), target, g.cfg.MinSize)
 	}
 	var errs []error
-	for _, n := range nodes {
+	if len(unregistered) > 0 {
+		next, err := p.store.update(ctx, func(pending []PendingNode) ([]PendingNode, error) {
+			kept := pending[:0]
+			for _, pn := range pending {
+				if pn.Group != name || !unregistered[pn.Name] {
+					kept = append(kept, pn)
+				}
+			}
+			return kept, nil
+		})
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			p.pending = next
+		}
+	}
+	for _, n := range registered {
 		opts := metav1.DeleteOptions{}
 		if n.UID != "" {
 			// Never delete a different node that has since taken the name.
@@ -360,4 +410,19 @@ func (p *Provider) DeleteNodes(ctx context.Context, name string, nodes []*v1.Nod
 		delete(p.registered[name], n.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// pendingInstanceLocked: providerID names a pending creation of group that
+// has not registered.
+func (p *Provider) pendingInstanceLocked(group, providerID string) bool {
+	name, ok := strings.CutPrefix(providerID, ProviderIDPrefix)
+	if !ok || p.registered[group][name] {
+		return false
+	}
+	for _, pn := range p.pending {
+		if pn.Group == group && pn.Name == name {
+			return true
+		}
+	}
+	return false
 }

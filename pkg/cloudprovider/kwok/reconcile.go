@@ -51,10 +51,12 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 		}
 		g := p.groups[pn.Group]
 		if g == nil {
-			// The group left the configuration; its promise cannot be kept.
-			p.log.Info("dropping pending node of a group no longer configured", "group", pn.Group, "node", pn.Name)
-			done[pn.Name] = true
+			// Another provider's: a shard with other groups keeps its
+			// state in the same ConfigMap. Its own Reconcile makes it.
 			continue
+		}
+		if p.faults.neverRegisters(pn.Group, pn.Name) {
+			continue // booted, and never joins: the entry stays as its instance
 		}
 		_, err := p.client.CoreV1().Nodes().Create(ctx, g.newNode(pn.Name, now, p.cfg.DevicePluginDelay), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {

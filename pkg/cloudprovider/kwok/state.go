@@ -32,6 +32,9 @@ type PendingNode struct {
 	Group    string    `json:"group"`
 	Name     string    `json:"name"`
 	CreateAt time.Time `json:"createAt"`
+	// RequestedAt is when the scale-up asked for it (zero in entries
+	// written before it was kept): its instance's creation time.
+	RequestedAt time.Time `json:"requestedAt"`
 }
 
 // sortPending orders by creation time, then name, so the state and every

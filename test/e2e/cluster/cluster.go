@@ -22,6 +22,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gpuscale/gpuscale/internal/localcluster"
 )
@@ -177,12 +178,19 @@ func (c *Cluster) Stop(t testing.TB) {
 func (c *Cluster) ScaleDeployment(t testing.TB, namespace, name string, replicas int32) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := c.Client.AppsV1().Deployments(namespace).GetScale(ctx, name, metav1.GetOptions{})
+	deployments := c.Client.AppsV1().Deployments(namespace)
+	// The Deployment controller writes the object's status meanwhile:
+	// read the scale again and retry when the write loses that race.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := deployments.GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = deployments.UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatalf("scale %s/%s: %v", namespace, name, err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := c.Client.AppsV1().Deployments(namespace).UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("scale %s/%s to %d: %v", namespace, name, replicas, err)
 	}
 }

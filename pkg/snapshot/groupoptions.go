@@ -1,0 +1,64 @@
+package snapshot
+
+import (
+	"fmt"
+	"time"
+)
+
+// GroupOptions override cluster-wide decision options for the nodes of one
+// group, as the upstream Cluster Autoscaler's per-group autoscaling
+// options do (AWS tags k8s.io/cluster-autoscaler/node-template/autoscaling-options/*).
+// A nil field keeps the cluster's value.
+type GroupOptions struct {
+	// ScaleDownUtilizationThreshold overrides
+	// --scale-down-utilization-threshold for the group's nodes without GPUs.
+	ScaleDownUtilizationThreshold *float64 `json:"scaleDownUtilizationThreshold,omitempty"`
+	// ScaleDownGPUUtilizationThreshold overrides
+	// --scale-down-gpu-utilization-threshold for its GPU nodes.
+	ScaleDownGPUUtilizationThreshold *float64 `json:"scaleDownGPUUtilizationThreshold,omitempty"`
+	// ScaleDownUnneededTime overrides --scale-down-unneeded-time.
+	ScaleDownUnneededTime *time.Duration `json:"scaleDownUnneededTime,omitempty"`
+	// ScaleDownUnreadyTime overrides --scale-down-unready-time.
+	ScaleDownUnreadyTime *time.Duration `json:"scaleDownUnreadyTime,omitempty"`
+	// MaxNodeProvisionTime overrides --max-node-provision-time for the
+	// group's scale-ups.
+	MaxNodeProvisionTime *time.Duration `json:"maxNodeProvisionTime,omitempty"`
+	// IgnoreDaemonSetsUtilization overrides --ignore-daemonsets-utilization.
+	IgnoreDaemonSetsUtilization *bool `json:"ignoreDaemonSetsUtilization,omitempty"`
+}
+
+// IsZero reports whether no option is overridden.
+func (o *GroupOptions) IsZero() bool {
+	return o == nil || *o == GroupOptions{}
+}
+
+// Validate names the first option out of range.
+func (o *GroupOptions) Validate() error {
+	if o == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{
+		{"scaleDownUtilizationThreshold", o.ScaleDownUtilizationThreshold},
+		{"scaleDownGPUUtilizationThreshold", o.ScaleDownGPUUtilizationThreshold},
+	} {
+		if f.v != nil && !(*f.v >= 0 && *f.v <= 1) {
+			return fmt.Errorf("%s: must be between 0 and 1, got %g", f.name, *f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+	}{
+		{"scaleDownUnneededTime", o.ScaleDownUnneededTime},
+		{"scaleDownUnreadyTime", o.ScaleDownUnreadyTime},
+		{"maxNodeProvisionTime", o.MaxNodeProvisionTime},
+	} {
+		if f.v != nil && *f.v < 0 {
+			return fmt.Errorf("%s: must not be negative, got %s", f.name, *f.v)
+		}
+	}
+	return nil
+}
