@@ -213,7 +213,7 @@ func TestCacheSyncTimeout(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	w := newWatchReporter(quiet(), clk, newMetrics(), 30*time.Second)
 	w.report("nodes", io.ErrUnexpectedEOF)
-	l := newListers(informers.NewSharedInformerFactory(fake.NewClientset(), 0)) // never started
+	l := newListers(informers.NewSharedInformerFactory(fake.NewClientset(), 0), false) // never started
 	done := make(chan error, 1)
 	go func() { done <- w.waitForSync(context.Background(), l, time.Minute) }()
 	for {

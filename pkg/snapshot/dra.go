@@ -107,6 +107,10 @@ func (s *Snapshot) SetDeviceClass(c *resourceapi.DeviceClass) error {
 	return nil
 }
 
+// RemoveDeviceClass removes a DeviceClass by name; a name not in the
+// snapshot is no error.
+func (s *Snapshot) RemoveDeviceClass(name string) { deleteObject(s, s.dra.classes, name) }
+
 // DeviceClass returns a DeviceClass by name, or nil.
 func (s *Snapshot) DeviceClass(name string) *resourceapi.DeviceClass { return s.dra.classes[name] }
 
@@ -140,6 +144,18 @@ func (s *Snapshot) SetResourceClaimTemplate(t *resourceapi.ResourceClaimTemplate
 		}
 	}})
 	return nil
+}
+
+// RemoveResourceClaimTemplate removes a template; one not in the snapshot is
+// no error.
+func (s *Snapshot) RemoveResourceClaimTemplate(namespace, name string) {
+	k := claimKey{namespace, name}
+	old, had := s.dra.templates[k]
+	if !had {
+		return
+	}
+	delete(s.dra.templates, k)
+	s.changed(change{kind: changeObject, restore: func() { s.dra.templates[k] = old }})
 }
 
 // ResourceClaimTemplate returns a template by namespace and name, or nil.
