@@ -2,8 +2,10 @@ package controller
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -126,4 +128,29 @@ func draObjects(s *snapshot.Snapshot) string {
 	}
 	b, _ := json.Marshal(o)
 	return string(b)
+}
+
+// Nodes whose accelerators are DRA devices count under their driver and
+// their type (the type label, else the driver), as --gpu-total counts
+// them; devices of other drivers make no accelerator node.
+func TestGPULabelsOfDRANodes(t *testing.T) {
+	plain := builder.Node("t").CPU("4").Build()
+	labelled := builder.Node("t").CPU("4").Label("k8s.amazonaws.com/accelerator", "nvidia-a10g").Build()
+	gpus := []*resourceapi.ResourceSlice{builder.NodeSlice("t", "gpu.nvidia.com", builder.Devices("gpu-", 2)...)}
+	nics := []*resourceapi.ResourceSlice{builder.NodeSlice("t", "nic.example.com", builder.Devices("nic-", 2)...)}
+	for _, tc := range []struct {
+		name   string
+		node   *v1.Node
+		slices []*resourceapi.ResourceSlice
+		want   string
+	}{
+		{"DRA GPUs", plain, gpus, "gpu.nvidia.com gpu.nvidia.com"},
+		{"DRA GPUs with a type label", labelled, gpus, "gpu.nvidia.com nvidia-a10g"},
+		{"NICs only", plain, nics, " "},
+		{"device plugin GPUs", builder.Node("t").CPU("4").GPU(1).Build(), nil, "nvidia.com/gpu nvidia.com/gpu"},
+	} {
+		if got := strings.Join(gpuLabels(tc.node, tc.slices), " "); got != tc.want {
+			t.Errorf("%s: labels %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -31,8 +32,10 @@ import (
 //     through the cloud provider, in parallel (the planner already bounded
 //     the batch by --max-drain-parallelism).
 //
-// Every removal ends in one outcome, queued for the next loop.
-func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes) {
+// Every removal ends in one outcome, queued for the next loop. slices are
+// the template ResourceSlices of the nodes' groups, for the metric labels
+// of DRA nodes.
+func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, slices map[string][]*resourceapi.ResourceSlice) {
 	var tainted []scaledown.Removal
 	for _, rm := range r.Removals {
 		if err := addTaint(ctx, a.client, rm.Node, toBeDeletedTaint(a.clock.Now())); err != nil {
@@ -55,7 +58,7 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 			a.untaint(ctx, rm)
 			a.aborted(rm, why)
 		default:
-			ready = append(ready, removalWork{rm, pods})
+			ready = append(ready, removalWork{rm, pods, slices[rm.Group]})
 		}
 	}
 	var wg sync.WaitGroup
@@ -74,6 +77,8 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 type removalWork struct {
 	rm   scaledown.Removal
 	pods []*v1.Pod
+	// slices are the group's template slices (metric labels).
+	slices []*resourceapi.ResourceSlice
 }
 
 // recheck reads the node's pods and says why the plan no longer holds
@@ -141,7 +146,7 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 	case rm.Empty:
 		reason = "empty"
 	}
-	labels := append([]string{reason}, gpuLabels(node)...)
+	labels := append([]string{reason}, gpuLabels(node, w.slices)...)
 	a.metrics.scaledDownNodes.WithLabelValues(labels...).Inc()
 	if labels[1] != "" {
 		a.metrics.scaledDownGPU.WithLabelValues(labels...).Inc()

@@ -98,7 +98,7 @@ func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
 	act.removeBatch(context.Background(), autoscaler.RemoveNodes{Removals: []scaledown.Removal{
 		{Node: "busy", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "elsewhere"}}},
 		{Node: "empty", Group: "g", Empty: true},
-	}})
+	}}, nil)
 	var aborted, done []string
 	for _, o := range q.Take() {
 		switch o := o.(type) {
