@@ -146,6 +146,22 @@ func (s *Snapshot) SetResourceClaimTemplate(t *resourceapi.ResourceClaimTemplate
 	return nil
 }
 
+// ResourceClaimTemplates returns every template sorted by namespace and
+// name.
+func (s *Snapshot) ResourceClaimTemplates() []*resourceapi.ResourceClaimTemplate {
+	out := make([]*resourceapi.ResourceClaimTemplate, 0, len(s.dra.templates))
+	for _, t := range s.dra.templates {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
 // RemoveResourceClaimTemplate removes a template; one not in the snapshot is
 // no error.
 func (s *Snapshot) RemoveResourceClaimTemplate(namespace, name string) {
