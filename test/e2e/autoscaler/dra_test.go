@@ -1,6 +1,7 @@
 package autoscaler_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
+	"github.com/gpuscale/gpuscale/pkg/looprecord"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
@@ -57,6 +59,8 @@ nodeGroups:
 // node per pod: the autoscaler reads the claims, the DeviceClass and the
 // template's ResourceSlices, counts the new nodes as upcoming until their
 // slices are published, and then sees the devices the scheduler allocated.
+// Scaled to zero, the pods' claims go and the idle nodes are removed; the
+// recorded loops, DRA objects included, replay to the same plans.
 func TestDRAScaleUpFromZero(t *testing.T) {
 	c := cluster.Start(t, cluster.Options{})
 	ctx := context.Background()
@@ -77,7 +81,10 @@ func TestDRAScaleUpFromZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := fastOptions()
-	c.StartAutoscaler(t, draKwokConfig(t), o)
+	var record bytes.Buffer
+	recorder := looprecord.NewRecorder(&record)
+	o.Recorder = recorder
+	a := c.StartAutoscaler(t, draKwokConfig(t), o)
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, draDeployment("trainer", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +110,11 @@ func TestDRAScaleUpFromZero(t *testing.T) {
 	if len(nodes) != 2 {
 		t.Fatalf("%d claims allocated in %d pools, want one GPU on each of 2 nodes", len(claims.Items), len(nodes))
 	}
+
+	c.ScaleDeployment(t, "default", "trainer", 0)
+	eventually(t, 90*time.Second, "the idle DRA nodes to be removed", func() bool { return gpuNodes() == 0 })
+	a.Stop()
+	replay(t, o, recorder, &record)
 }
 
 // draDeployment runs replicas pods that each claim one GPU through the
