@@ -150,6 +150,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.waitReady(ctx, opts.ReadyTimeout); err != nil {
 		return fail(err, true)
 	}
+	if err := c.installCRDs(ctx, opts.ReadyTimeout); err != nil {
+		return fail(err, true)
+	}
 	return c, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuscale/gpuscale/internal/kubeconfig"
@@ -48,7 +49,13 @@ func ClusterAutoscaler(ctx context.Context, o *ClusterAutoscalerOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := controller.New(client, cp, controllerOptions(shell, decision.ScanInterval, auto, logger))
+	copts := controllerOptions(shell, decision.ScanInterval, auto, logger)
+	if auto.ProvisioningRequests.Enabled {
+		if copts.Dynamic, err = dynamic.NewForConfig(restCfg); err != nil {
+			return fmt.Errorf("--kubeconfig: %w", err)
+		}
+	}
+	c, err := controller.New(client, cp, copts)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 )
 
 // Actuator does what actions ask. The calls that finish at once return
@@ -37,6 +39,10 @@ type Actuator interface {
 	// outcome (RemovalDone, RemovalFailed or RemovalAborted) goes to the
 	// actuator's queue when it ends.
 	RemoveNodes(ctx context.Context, a autoscaler.RemoveNodes)
+	// SetRequestConditions writes conditions to a ProvisioningRequest's
+	// status (Carry has already chosen between Conditions and
+	// OnScaleUpError).
+	SetRequestConditions(ctx context.Context, a autoscaler.SetRequestConditions) error
 }
 
 // Result is what carrying out one plan gave at once.
@@ -50,9 +56,13 @@ type Result struct {
 }
 
 // Carry does the actions in order. A scale-up's result becomes a
-// ScaleUpResult dated by clk, the time its provisioning counts from.
+// ScaleUpResult dated by clk, the time its provisioning counts from. A
+// ProvisioningRequest whose scale-up of this plan failed gets the
+// conditions its SetRequestConditions gives for that case.
 func Carry(ctx context.Context, act Actuator, clk clock.PassiveClock, actions []autoscaler.Action) Result {
 	var r Result
+	// scaleUpFailed holds, by request key, the error of a failed scale-up.
+	scaleUpFailed := map[string]string{}
 	fail := func(what string, err error) {
 		if err != nil {
 			r.Errors = append(r.Errors, fmt.Errorf("%s: %w", what, err))
@@ -66,10 +76,13 @@ func Carry(ctx context.Context, act Actuator, clk clock.PassiveClock, actions []
 			fail(fmt.Sprintf("deleting %d unregistered instance(s) of %s", len(a.ProviderIDs), a.Group), act.DeleteInstances(ctx, a))
 		case autoscaler.ScaleUp:
 			at := clk.Now()
-			res := autoscaler.ScaleUpResult{Group: a.Group, Delta: a.Delta, At: at}
+			res := autoscaler.ScaleUpResult{Group: a.Group, Delta: a.Delta, At: at, Requests: a.Requests}
 			if err := act.ScaleUp(ctx, a); err != nil {
 				res.Error = err.Error()
 				fail(fmt.Sprintf("scaling %s up by %d", a.Group, a.Delta), err)
+				for _, k := range a.Requests {
+					scaleUpFailed[k] = err.Error()
+				}
 			}
 			r.Outcomes = append(r.Outcomes, res)
 		case autoscaler.SoftTaint:
@@ -82,6 +95,8 @@ func Carry(ctx context.Context, act Actuator, clk clock.PassiveClock, actions []
 			fail(fmt.Sprintf("uncordoning %d node(s)", len(a.Nodes)), act.Uncordon(ctx, a))
 		case autoscaler.RemoveNodes:
 			act.RemoveNodes(ctx, a)
+		case autoscaler.SetRequestConditions:
+			r.Outcomes = append(r.Outcomes, setRequestConditions(ctx, act, clk, a, scaleUpFailed, fail))
 		default:
 			fail("carrying out the plan", fmt.Errorf("unknown action %T", a))
 		}
@@ -131,3 +146,24 @@ func (q *Queue) Take() []autoscaler.Outcome {
 // Ready is signalled after Add, so a loop can run soon after a removal
 // ends.
 func (q *Queue) Ready() <-chan struct{} { return q.notify }
+
+// setRequestConditions writes a request's conditions, those for a failed
+// scale-up when one of this plan failed, and says what was written.
+func setRequestConditions(ctx context.Context, act Actuator, clk clock.PassiveClock, a autoscaler.SetRequestConditions,
+	scaleUpFailed map[string]string, fail func(string, error)) autoscaler.RequestConditionsSet {
+	if msg, failed := scaleUpFailed[a.Key()]; failed && len(a.OnScaleUpError) > 0 {
+		alt := make([]metav1.Condition, len(a.OnScaleUpError))
+		for i, c := range a.OnScaleUpError {
+			c.Message += ": " + msg
+			alt[i] = c
+		}
+		a.Conditions = provisioningrequest.SetConditions(a.Conditions, alt...)
+	}
+	a.OnScaleUpError = nil
+	out := autoscaler.RequestConditionsSet{Namespace: a.Namespace, Name: a.Name, UID: a.UID, Conditions: a.Conditions, At: clk.Now()}
+	if err := act.SetRequestConditions(ctx, a); err != nil {
+		out.Error = err.Error()
+		fail(fmt.Sprintf("setting the conditions of ProvisioningRequest %s", a.Key()), err)
+	}
+	return out
+}

@@ -13,7 +13,8 @@ import (
 // a later Input.
 //
 // The concrete types are DecreaseTarget, DeleteInstances, ScaleUp,
-// SoftTaint, SoftUntaint, RemoveNodes, Cordon and Uncordon.
+// SoftTaint, SoftUntaint, RemoveNodes, Cordon, Uncordon and
+// SetRequestConditions.
 type Action interface{ action() }
 
 // DecreaseTarget lowers a group's target size by Delta for nodes that were
@@ -42,6 +43,9 @@ type ScaleUp struct {
 	NewTarget int
 	// Why says how the group was chosen.
 	Why string
+	// Requests are the keys of the ProvisioningRequests some of the nodes
+	// are for: their SetRequestConditions of the same plan depend on it.
+	Requests []string
 }
 
 // SoftTaint marks unneeded nodes DeletionCandidateOfClusterAutoscaler

@@ -15,12 +15,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
+	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
@@ -51,6 +53,9 @@ type Options struct {
 	// Consolidation moves pods so that nodes can go whatever their
 	// utilization (off by default; on in the gpu-cost profile).
 	Consolidation consolidation.Options
+	// ProvisioningRequests serves autoscaling.x-k8s.io ProvisioningRequests
+	// (--enable-provisioning-requests and the related flags).
+	ProvisioningRequests provisioningrequest.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -65,6 +70,7 @@ func DefaultOptions() Options {
 		OkTotalUnreadyCount:          3,
 		MaxTotalUnreadyPercentage:    45,
 		Consolidation:                consolidation.DefaultOptions(),
+		ProvisioningRequests:         provisioningrequest.DefaultOptions(),
 	}
 }
 
@@ -76,7 +82,7 @@ func (o Options) Validate() error {
 	case !(o.MaxTotalUnreadyPercentage >= 0 && o.MaxTotalUnreadyPercentage <= 100):
 		return fmt.Errorf("--max-total-unready-percentage: must be from 0 to 100, got %g", o.MaxTotalUnreadyPercentage)
 	}
-	return nil
+	return o.ProvisioningRequests.Validate()
 }
 
 // Autoscaler holds what lives from one loop to the next: the node-group
@@ -92,6 +98,9 @@ type Autoscaler struct {
 	// nodes are consolidatable, and replacements in flight.
 	consState consolidation.State
 	replacing []replacement
+	// requests remembers, per ProvisioningRequest, the conditions written
+	// and the retry backoff.
+	requests map[types.UID]*requestMemory
 }
 
 // New validates opts and builds both planners.
@@ -145,6 +154,9 @@ type Input struct {
 	// Outcomes are what became of earlier actions, in the order they
 	// happened.
 	Outcomes []Outcome
+	// ProvisioningRequests are the cluster's requests with the PodTemplates
+	// they name; read only when Options.ProvisioningRequests.Enabled.
+	ProvisioningRequests []provisioningrequest.Request
 	// Replicas are the replica counts of the ReplicaSets and
 	// ReplicationControllers (--min-replica-count); nil when unknown.
 	Replicas drain.Replicas
@@ -196,9 +208,11 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 			return Plan{}, err
 		}
 		acts = append(acts, fixes...)
+		l.prepareRequests()
 		if err := l.plan(); err != nil {
 			return Plan{}, err
 		}
+		l.requestResults()
 		acts = append(acts, l.actions()...)
 		more, err := l.consolidate()
 		if err != nil {
@@ -228,6 +242,8 @@ type loop struct {
 	consolidated int
 	// downSkipped is a stable code when scale-down did not run.
 	downSkipped, downSkippedMessage string
+	// req is the loop's work on ProvisioningRequests.
+	req requestLoop
 }
 
 // Codes of Status.Cluster.ScaleDown.Skipped.
@@ -240,7 +256,7 @@ const (
 // plan runs both halves on the (forked) snapshot.
 func (l *loop) plan() error {
 	up, err := l.up.Plan(scaleup.Input{Now: l.in.Now, Snapshot: l.in.Snapshot, Pending: l.in.Pending,
-		DaemonSets: l.in.DaemonSets, State: l.state})
+		DaemonSets: l.in.DaemonSets, State: l.state, Gangs: l.req.gangs, Booked: l.req.booked})
 	if err != nil {
 		return fmt.Errorf("scale-up: %w", err)
 	}
@@ -266,19 +282,29 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 	s.Fork()
 	defer func() { _ = s.Revert() }()
 	var checker *predicates.Checker
-	for i, pod := range l.upPlan.WillSchedule {
-		ni := s.Node(l.upPlan.Placements[i])
+	place := func(pod *v1.Pod, node string) error {
+		ni := s.Node(node)
 		if ni == nil {
-			continue // an upcoming node: not in the real cluster
+			return nil // an upcoming node: not in the real cluster
 		}
 		pi, err := snapshot.NewPodInfo(pod)
 		if err != nil {
-			return scaledown.Plan{}, err
+			return err
 		}
 		if checker == nil && len(pod.Spec.ResourceClaims) > 0 {
 			checker = predicates.New(s)
 		}
-		if err := bindWithClaims(s, checker, pi, ni); err != nil {
+		return bindWithClaims(s, checker, pi, ni)
+	}
+	for i, pod := range l.upPlan.WillSchedule {
+		if err := place(pod, l.upPlan.Placements[i]); err != nil {
+			return scaledown.Plan{}, err
+		}
+	}
+	// The room of booked ProvisioningRequests and of gangs placed this
+	// loop is held too.
+	for _, h := range l.upPlan.Held {
+		if err := place(h.Pod, h.Node); err != nil {
 			return scaledown.Plan{}, err
 		}
 	}
@@ -311,8 +337,9 @@ func bindWithClaims(s *snapshot.Snapshot, checker *predicates.Checker, pi *snaps
 func (l *loop) actions() []Action {
 	var out []Action
 	for _, su := range l.upPlan.ScaleUps {
-		out = append(out, ScaleUp{Group: su.Group, Delta: su.Delta, NewTarget: su.NewTarget, Why: su.Why})
+		out = append(out, ScaleUp{Group: su.Group, Delta: su.Delta, NewTarget: su.NewTarget, Why: su.Why, Requests: su.Gangs})
 	}
+	out = append(out, l.requestActions()...)
 	if len(l.downPlan.SoftTaint) > 0 {
 		out = append(out, SoftTaint{Nodes: l.downPlan.SoftTaint})
 	}

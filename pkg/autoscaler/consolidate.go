@@ -97,7 +97,7 @@ func (l *loop) removeNow(m consolidation.Move) RemoveNodes {
 	var out RemoveNodes
 	out.MaxGracefulTermination = l.downPlan.MaxGracefulTermination
 	for _, n := range m.Nodes {
-		r := scaledown.Removal{Node: n.Name, Group: n.Group, EvictOneByOne: m.EvictOneByOne}
+		r := scaledown.Removal{Node: n.Name, Group: n.Group, EvictOneByOne: m.EvictOneByOne, Consolidation: m.Message}
 		for _, e := range m.Evict {
 			if e.Pod.Spec.NodeName == n.Name {
 				r.Evict = append(r.Evict, scaledown.Move{Pod: e.Pod, To: e.To})
@@ -186,7 +186,8 @@ func (l *loop) drainOld(r replacement) RemoveNodes {
 		if ni == nil {
 			continue
 		}
-		rm := scaledown.Removal{Node: n.Name, Group: n.Group}
+		rm := scaledown.Removal{Node: n.Name, Group: n.Group, Consolidation: fmt.Sprintf(
+			"consolidation: replaced by %d new node(s) of %s, now ready", r.count, r.group)}
 		for _, pi := range ni.Pods {
 			switch p := pi.Pod; {
 			case drain.IsDaemonSetPod(p):

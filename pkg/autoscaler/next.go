@@ -41,6 +41,9 @@ func (l *loop) nextDecision() time.Time {
 			consider(ni.Node.CreationTimestamp.Add(startup))
 		}
 	}
+	for _, t := range l.req.deadlines {
+		consider(t)
+	}
 	if d := l.opts.ScaleUp.NewPodScaleUpDelay; d > 0 {
 		for _, p := range l.in.Pending {
 			consider(p.CreationTimestamp.Add(d))

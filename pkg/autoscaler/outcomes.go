@@ -12,7 +12,7 @@ import (
 // changes the loop's state from them.
 //
 // The concrete types are ScaleUpResult, CreationFailed, RemovalDone,
-// RemovalFailed and RemovalAborted.
+// RemovalFailed, RemovalAborted and RequestConditionsSet.
 type Outcome interface{ outcome() }
 
 // ScaleUpResult says whether a ScaleUp's target change was accepted. At is
@@ -23,6 +23,8 @@ type ScaleUpResult struct {
 	At    time.Time
 	// Error is the cloud's refusal; "" when accepted.
 	Error string
+	// Requests are the ScaleUp's ProvisioningRequests.
+	Requests []string
 }
 
 // CreationFailed reports nodes a group asked for that the cloud will not
@@ -94,6 +96,8 @@ func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
 			st.RecordDeletionFailed(o.Node, o.At.Round(0))
 		case RemovalAborted:
 			st.RecordDeletionAborted(o.Node)
+		case RequestConditionsSet:
+			a.applyRequestOutcome(o)
 		}
 	}
 	return lower

@@ -53,7 +53,8 @@ func (l *loop) status() status.Status {
 	}
 	var options []status.Option
 	for _, v := range l.upPlan.Options {
-		options = append(options, status.Option{Group: v.Group, NodeCount: v.NodeCount, PodCount: v.PodCount, Verdict: v.Message()})
+		options = append(options, status.Option{Group: v.Group, NodeCount: v.NodeCount, PodCount: v.PodCount, Verdict: v.Message(),
+			Chosen: v.Chosen, DroppedBy: v.Expander, Score: v.Score, BestScore: v.BestScore, LostTieBreak: v.LostRandomTieBreak})
 	}
 	for _, su := range l.upPlan.ScaleUps {
 		st.ScaleUps = append(st.ScaleUps, status.ScaleUp{Group: su.Group, From: su.NewTarget - su.Delta, To: su.NewTarget,

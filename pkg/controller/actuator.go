@@ -18,6 +18,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // liveActuator carries actions out on a real cluster: target changes
@@ -41,6 +42,9 @@ type liveActuator struct {
 	statusNamespace, statusName string
 	// drains tracks background removals, so shutdown can wait for them.
 	drains sync.WaitGroup
+	// requests writes ProvisioningRequest conditions; nil when they are
+	// not enabled.
+	requests *requestWatch
 }
 
 var _ actuation.Actuator = (*liveActuator)(nil)
@@ -66,6 +70,11 @@ func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteI
 		return err
 	}
 	a.metrics.unregisteredRemoved.Add(float64(len(nodes)))
+	for _, id := range d.ProviderIDs {
+		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventDeleteUnregistered,
+			"Removed unregistered node "+id, map[string]string{status.AnnotationNode: id, status.AnnotationNodeGroup: d.Group,
+				status.AnnotationRemovalReason: status.RemovalUnregistered})
+	}
 	return nil
 }
 
@@ -82,8 +91,9 @@ func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error
 	}
 	a.metrics.lastActivity.WithLabelValues("scaleUp").Set(float64(a.clock.Now().Unix()))
 	a.log.Info("scaled up", "group", su.Group, "from", su.NewTarget-su.Delta, "to", su.NewTarget, "why", su.Why)
-	a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaledUpGroup",
-		fmt.Sprintf("Scale-up: setting group %s size to %d instead of %d", su.Group, su.NewTarget, su.NewTarget-su.Delta))
+	a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaledUpGroup,
+		fmt.Sprintf("Scale-up: setting group %s size to %d instead of %d", su.Group, su.NewTarget, su.NewTarget-su.Delta),
+		map[string]string{status.AnnotationNodeGroup: su.Group})
 	return nil
 }
 
@@ -141,7 +151,7 @@ func (a *liveActuator) Cordon(ctx context.Context, c autoscaler.Cordon) error {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 			continue
 		}
-		a.events.node(n, v1.EventTypeNormal, "ConsolidationReplace", c.Reason)
+		a.events.node(n, v1.EventTypeNormal, status.EventConsolidationReplace, c.Reason, nil)
 	}
 	return joinErrors(errs)
 }
@@ -153,7 +163,7 @@ func (a *liveActuator) Uncordon(ctx context.Context, c autoscaler.Uncordon) erro
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 			continue
 		}
-		a.events.node(n, v1.EventTypeNormal, "ConsolidationGivenUp", c.Reason)
+		a.events.node(n, v1.EventTypeNormal, status.EventConsolidationGivenUp, c.Reason, nil)
 	}
 	return joinErrors(errs)
 }

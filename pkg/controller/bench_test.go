@@ -61,6 +61,9 @@ func (r *recordingActuator) SoftTaint(context.Context, autoscaler.SoftTaint) err
 func (r *recordingActuator) SoftUntaint(context.Context, autoscaler.SoftUntaint) error { return nil }
 func (r *recordingActuator) Cordon(context.Context, autoscaler.Cordon) error           { return nil }
 func (r *recordingActuator) Uncordon(context.Context, autoscaler.Uncordon) error       { return nil }
+func (r *recordingActuator) SetRequestConditions(context.Context, autoscaler.SetRequestConditions) error {
+	return nil
+}
 func (r *recordingActuator) RemoveNodes(_ context.Context, a autoscaler.RemoveNodes) {
 	r.removals += len(a.Removals)
 	for _, rm := range a.Removals {

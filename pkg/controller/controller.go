@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -58,6 +59,9 @@ type Options struct {
 	CacheSyncTimeout, CacheSyncReport time.Duration
 	// Recorder, when set, receives every loop's input and plan.
 	Recorder autoscaler.Recorder
+	// Dynamic reads and writes ProvisioningRequests (a CRD); needed when
+	// Autoscaler.ProvisioningRequests.Enabled.
+	Dynamic dynamic.Interface
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
 	// Logger; nil means slog.Default().
@@ -104,6 +108,9 @@ type Controller struct {
 	actuator actuation.Actuator
 	cluster  *liveActuator
 	watch    *watchReporter
+	// requests watches ProvisioningRequests and PodTemplates; nil when
+	// they are not enabled.
+	requests *requestWatch
 
 	// mirror keeps the snapshot in step with the caches (loop goroutine
 	// only); lastStatus is the last status document written.
@@ -166,6 +173,17 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		c.metrics.emitPerGroup()
 	}
 	c.actuator = c.cluster
+	if opts.Autoscaler.ProvisioningRequests.Enabled {
+		if opts.Dynamic == nil {
+			return nil, fmt.Errorf("--enable-provisioning-requests: no dynamic client to watch ProvisioningRequests with")
+		}
+		w, infs, err := newRequestWatch(opts.Dynamic, c.factory, c.poke)
+		if err != nil {
+			return nil, err
+		}
+		c.requests, c.cluster.requests = w, w
+		c.listers.informers = append(c.listers.informers, infs...)
+	}
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
 		return nil, err
@@ -183,10 +201,15 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 // maybeTrigger asks for an immediate loop when a pod is unschedulable.
 func (c *Controller) maybeTrigger(obj any) {
 	if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName == "" && unschedulable(p) {
-		select {
-		case c.trigger <- struct{}{}:
-		default:
-		}
+		c.poke()
+	}
+}
+
+// poke asks for a loop soon.
+func (c *Controller) poke() {
+	select {
+	case c.trigger <- struct{}{}:
+	default:
 	}
 }
 
@@ -212,6 +235,9 @@ func (c *Controller) lead(ctx context.Context) error {
 	c.live.startLeading()
 	defer c.live.stopLeading()
 	c.factory.Start(ctx.Done())
+	if c.requests != nil {
+		c.requests.start(ctx.Done())
+	}
 	if err := c.watch.waitForSync(ctx, c.listers, c.opts.CacheSyncTimeout); err != nil {
 		return err
 	}

@@ -20,28 +20,33 @@ type eventSink struct {
 }
 
 // emit sends the event unless the same was sent lately, and says whether
-// it sent it.
-func (e *eventSink) emit(ref *v1.ObjectReference, key, typ, reason, msg string) bool {
+// it sent it. annotations (status.Annotation*) carry the message's facts
+// as data for explain; nil for none.
+func (e *eventSink) emit(ref *v1.ObjectReference, key, typ, reason, msg string, annotations map[string]string) bool {
 	if !e.limiter.allow(key, reason+msg, e.clock.Now()) {
 		return false
 	}
-	e.recorder.Event(ref, typ, reason, msg)
+	if annotations == nil {
+		e.recorder.Event(ref, typ, reason, msg)
+	} else {
+		e.recorder.AnnotatedEventf(ref, annotations, typ, reason, "%s", msg)
+	}
 	return true
 }
 
-func (e *eventSink) pod(p status.Ref, typ, reason, msg string) bool {
+func (e *eventSink) pod(p status.Ref, typ, reason, msg string, annotations map[string]string) bool {
 	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
-	return e.emit(ref, "pod/"+p.Namespace+"/"+p.Name, typ, reason, msg)
+	return e.emit(ref, "pod/"+p.Namespace+"/"+p.Name, typ, reason, msg, annotations)
 }
 
-func (e *eventSink) node(name, typ, reason, msg string) {
+func (e *eventSink) node(name, typ, reason, msg string, annotations map[string]string) {
 	ref := &v1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: name}
-	e.emit(ref, "node/"+name, typ, reason, msg)
+	e.emit(ref, "node/"+name, typ, reason, msg, annotations)
 }
 
-func (e *eventSink) configMap(namespace, name, typ, reason, msg string) {
+func (e *eventSink) configMap(namespace, name, typ, reason, msg string, annotations map[string]string) {
 	ref := &v1.ObjectReference{Kind: "ConfigMap", APIVersion: "v1", Namespace: namespace, Name: name}
-	e.emit(ref, "configmap/"+namespace+"/"+name, typ, reason, msg)
+	e.emit(ref, "configmap/"+namespace+"/"+name, typ, reason, msg, annotations)
 }
 
 // eventLimiter keeps the same event from being repeated every loop: an

@@ -34,6 +34,14 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	planStart := c.clock.Now()
 	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: v.pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
 		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
+	if c.requests != nil {
+		var errs []error
+		in.ProvisioningRequests, errs = c.requests.list()
+		for _, err := range errs {
+			c.metrics.errors.WithLabelValues("apiCallError").Inc()
+			c.log.Error("reading ProvisioningRequests", "err", err)
+		}
+	}
 	plan, err := c.auto.Step(in)
 	if err != nil {
 		c.metrics.errors.WithLabelValues("internalError").Inc()

@@ -24,7 +24,7 @@ import (
 type mirror struct {
 	snap  *snapshot.Snapshot
 	nodes map[string]mirroredNode
-	pods  map[podKey]*mirroredPod
+	pods  map[podKey]mirroredPod
 	dra   draKeys
 	loop  uint64 // counts syncs; a pod not seen in the latest is gone
 }
@@ -43,7 +43,7 @@ type mirroredNode struct {
 }
 
 func newMirror() *mirror {
-	return &mirror{snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[podKey]*mirroredPod{}}
+	return &mirror{snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[podKey]mirroredPod{}}
 }
 
 // sync brings the snapshot to the caches and the provider's groups and
@@ -148,6 +148,10 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 		return err
 	}
 	m.loop++
+	if len(m.pods) == 0 {
+		m.pods = make(map[podKey]mirroredPod, len(pods))
+		m.snap.ReservePods(len(pods))
+	}
 	var added []*v1.Pod
 	for _, p := range pods {
 		bound := p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed &&
@@ -161,7 +165,7 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 		k := podKey{p.Namespace, p.Name}
 		if mp, had := m.pods[k]; had {
 			if mp.obj == p {
-				mp.loop = m.loop
+				m.pods[k] = mirroredPod{obj: p, loop: m.loop}
 				continue
 			}
 			_ = m.snap.RemovePod(p.Namespace, p.Name)
@@ -180,7 +184,7 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 			continue // an invalid pod is left out rather than stopping the loop
 		}
 		if err := m.snap.AddPodInfo(pi, pi.Pod.Spec.NodeName); err == nil {
-			m.pods[podKey{pi.Pod.Namespace, pi.Pod.Name}] = &mirroredPod{obj: pi.Pod, loop: m.loop}
+			m.pods[podKey{pi.Pod.Namespace, pi.Pod.Name}] = mirroredPod{obj: pi.Pod, loop: m.loop}
 		}
 	}
 	slices.SortFunc(v.pending, func(a, b *v1.Pod) int {
@@ -198,15 +202,7 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 // bound: by node, then namespace and name, so a node's pods keep one
 // order whatever order the informer listed them in.
 func podInfos(pods []*v1.Pod) []*snapshot.PodInfo {
-	slices.SortFunc(pods, func(a, b *v1.Pod) int {
-		if c := cmp.Compare(a.Spec.NodeName, b.Spec.NodeName); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
+	sortByNode(pods)
 	out := make([]*snapshot.PodInfo, len(pods))
 	workers := min(runtime.GOMAXPROCS(0), len(pods)/1000+1)
 	var wg sync.WaitGroup
@@ -221,6 +217,31 @@ func podInfos(pods []*v1.Pod) []*snapshot.PodInfo {
 	}
 	wg.Wait()
 	return out
+}
+
+// sortByNode orders pods by node, then namespace and name: bucketed by
+// node first, so that only each node's few pods are compared.
+func sortByNode(pods []*v1.Pod) {
+	byNode := map[string][]*v1.Pod{}
+	for _, p := range pods {
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	}
+	names := make([]string, 0, len(byNode))
+	for n := range byNode {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := pods[:0]
+	for _, n := range names {
+		bucket := byNode[n]
+		slices.SortFunc(bucket, func(a, b *v1.Pod) int {
+			if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Name, b.Name)
+		})
+		out = append(out, bucket...)
+	}
 }
 
 // syncObjects sets the namespaces, volumes, claims and storage classes and

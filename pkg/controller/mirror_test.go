@@ -2,6 +2,8 @@ package controller
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -83,4 +85,27 @@ func canonical(s *snapshot.Snapshot) string {
 	})
 	b, _ := json.MarshalIndent(o, "", " ")
 	return string(b)
+}
+
+// A first sync binds pods by node, then namespace and name, whatever order
+// the informer lists them in.
+func TestSortByNodeOrdersPodsByNodeNamespaceName(t *testing.T) {
+	var pods []*v1.Pod
+	for _, n := range []string{"n-b", "n-a", "n-c"} {
+		for _, ns := range []string{"zeta", "alpha"} {
+			for _, name := range []string{"p2", "p1"} {
+				p := builder.Pod(name).Namespace(ns).OnNode(n).Build()
+				pods = append(pods, p)
+			}
+		}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(pods), func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
+	sortByNode(pods)
+	got := make([]string, len(pods))
+	for i, p := range pods {
+		got[i] = p.Spec.NodeName + "/" + p.Namespace + "/" + p.Name
+	}
+	if !slices.IsSorted(got) || len(got) != 12 {
+		t.Errorf("order %v, want sorted by node, namespace and name", got)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // removeBatch removes a batch of nodes without racing the scheduler:
@@ -121,7 +122,7 @@ func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) ([]*v1
 // drainAndDelete evicts a node's pods and deletes it.
 func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace time.Duration) {
 	rm := w.rm
-	a.events.node(rm.Node, v1.EventTypeNormal, "ScaleDown", removalMessage(rm))
+	a.events.node(rm.Node, v1.EventTypeNormal, status.EventScaleDown, removalMessage(rm), removalAnnotations(rm, ""))
 	if len(w.pods) > 0 {
 		o := drainOptions{MaxPodEvictionTime: a.maxPodEvictionTime, MaxGracefulTermination: grace, RetryInterval: retryInterval}
 		if err := evictAll(ctx, a.client, a.clock, w.pods, o); err != nil {
@@ -139,26 +140,20 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 		a.failed(ctx, rm, "deleting the node", err)
 		return
 	}
-	reason := "underutilized"
-	switch {
-	case rm.Unready:
-		reason = "unready"
-	case rm.Empty:
-		reason = "empty"
-	}
-	labels := append([]string{reason}, gpuLabels(node, w.slices)...)
+	labels := append([]string{metricsRemovalReason(rm)}, gpuLabels(node, w.slices)...)
 	a.metrics.scaledDownNodes.WithLabelValues(labels...).Inc()
 	if labels[1] != "" {
 		a.metrics.scaledDownGPU.WithLabelValues(labels...).Inc()
 	}
 	now := a.clock.Now()
 	a.metrics.lastActivity.WithLabelValues("scaleDown").Set(float64(now.Unix()))
-	a.log.Info("scaled down", "node", rm.Node, "group", rm.Group, "reason", reason, "evicted", len(w.pods))
+	a.log.Info("scaled down", "node", rm.Node, "group", rm.Group, "reason", removalReason(rm), "evicted", len(w.pods))
 	if rm.Empty {
-		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaleDownEmpty", "Scale-down: removing empty node "+rm.Node)
+		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaleDownEmpty,
+			"Scale-down: removing empty node "+rm.Node, removalAnnotations(rm, rm.Node))
 	} else {
-		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, "ScaleDown",
-			fmt.Sprintf("Scale-down: node %s removed with drain", rm.Node))
+		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaleDown,
+			fmt.Sprintf("Scale-down: node %s removed with drain", rm.Node), removalAnnotations(rm, rm.Node))
 	}
 	a.outcomes.Add(autoscaler.RemovalDone{Node: rm.Node, Group: rm.Group, At: now})
 }
@@ -167,7 +162,7 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 // failure; scale-down then pauses for --scale-down-delay-after-failure.
 func (a *liveActuator) failed(ctx context.Context, rm scaledown.Removal, step string, err error) {
 	a.log.Error("scale-down failed", "node", rm.Node, "step", step, "err", err)
-	a.events.node(rm.Node, v1.EventTypeWarning, "ScaleDownFailed", fmt.Sprintf("%s: %v", step, err))
+	a.events.node(rm.Node, v1.EventTypeWarning, status.EventScaleDownFailed, fmt.Sprintf("%s: %v", step, err), removalAnnotations(rm, ""))
 	a.untaint(ctx, rm)
 	a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 	a.outcomes.Add(autoscaler.RemovalFailed{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Step: step, Error: err.Error()})
@@ -175,7 +170,7 @@ func (a *liveActuator) failed(ctx context.Context, rm scaledown.Removal, step st
 
 func (a *liveActuator) aborted(rm scaledown.Removal, why string) {
 	a.log.Info("scale-down called off", "node", rm.Node, "why", why)
-	a.events.node(rm.Node, v1.EventTypeNormal, "ScaleDownAborted", why)
+	a.events.node(rm.Node, v1.EventTypeNormal, status.EventScaleDownAborted, why, removalAnnotations(rm, ""))
 	a.outcomes.Add(autoscaler.RemovalAborted{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Reason: why})
 }
 
@@ -186,12 +181,48 @@ func (a *liveActuator) untaint(ctx context.Context, rm scaledown.Removal) {
 }
 
 func removalMessage(r scaledown.Removal) string {
+	why := removalReason(r)
+	if r.Consolidation != "" {
+		why = r.Consolidation
+	}
 	if r.Empty {
-		return "removing empty node"
+		if r.Consolidation == "" {
+			return "removing empty node"
+		}
+		return "removing empty node (" + why + ")"
 	}
 	names := make([]string, 0, len(r.Evict))
 	for _, m := range r.Evict {
 		names = append(names, m.Pod.Namespace+"/"+m.Pod.Name)
 	}
-	return fmt.Sprintf("removing node, evicting %d pod(s): %s", len(names), strings.Join(names, ", "))
+	return fmt.Sprintf("removing node (%s), evicting %d pod(s): %s", why, len(names), strings.Join(names, ", "))
+}
+
+// removalReason is why the node goes, as status.Removal* names it.
+func removalReason(r scaledown.Removal) string {
+	if r.Consolidation != "" {
+		return status.RemovalConsolidation
+	}
+	return metricsRemovalReason(r)
+}
+
+// metricsRemovalReason is upstream's reason label of scaled_down_nodes_total.
+func metricsRemovalReason(r scaledown.Removal) string {
+	switch {
+	case r.Unready:
+		return status.RemovalUnready
+	case r.Empty:
+		return status.RemovalEmpty
+	}
+	return status.RemovalUnderutilized
+}
+
+// removalAnnotations are the removal's facts on its events; node names the
+// node on events about the status ConfigMap.
+func removalAnnotations(r scaledown.Removal, node string) map[string]string {
+	a := map[string]string{status.AnnotationNodeGroup: r.Group, status.AnnotationRemovalReason: removalReason(r)}
+	if node != "" {
+		a[status.AnnotationNode] = node
+	}
+	return a
 }

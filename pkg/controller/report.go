@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -15,13 +16,13 @@ func (c *Controller) report(v *view, plan autoscaler.Plan) {
 	st := plan.Status
 	c.podEvents(st)
 	for _, name := range st.DevicesOverdue {
-		c.events.node(name, v1.EventTypeWarning, "GPUsNotAdvertised", fmt.Sprintf(
+		c.events.node(name, v1.EventTypeWarning, status.EventGPUsNotAdvertised, fmt.Sprintf(
 			"node registered without allocatable accelerators for longer than --max-node-startup-time %s; no longer counted as upcoming",
-			c.opts.Autoscaler.ClusterState.MaxNodeStartupTime))
+			c.opts.Autoscaler.ClusterState.MaxNodeStartupTime), nil)
 	}
 	if !st.Cluster.Health.Safe {
 		c.log.Warn("cluster is unhealthy; not scaling", "reason", st.Cluster.Health.Reason, "why", st.Cluster.Health.Message)
-		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, "ClusterUnhealthy", st.Cluster.Health.Message)
+		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, status.EventClusterUnhealthy, st.Cluster.Health.Message, nil)
 	}
 	c.metrics.observe(st, v, c.opts.Autoscaler.Limits)
 }
@@ -48,8 +49,15 @@ func (c *Controller) podEvents(st status.Status) {
 			parts[i] = fmt.Sprintf("{%s %d->%d (max: %d)}", su.Group, su.From, su.To, max)
 		}
 		msg := "pod triggered scale-up: [" + strings.Join(parts, " ") + "]"
+		// The options the expanders weighed ride along as data, so that
+		// explain can say why a group was chosen over another after the
+		// status has moved on.
+		var annotations map[string]string
+		if data, err := json.Marshal(status.NewEventScaleUps(st.ScaleUps)); err == nil {
+			annotations = map[string]string{status.AnnotationScaleUps: string(data)}
+		}
 		for _, p := range st.Triggered {
-			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, "TriggeredScaleUp", msg) {
+			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, status.EventTriggeredScaleUp, msg, annotations) {
 				budget--
 			}
 		}
@@ -57,7 +65,7 @@ func (c *Controller) podEvents(st status.Status) {
 	for _, pp := range st.Pending {
 		msg := "pod didn't trigger scale-up: " + pp.Message()
 		for _, p := range pp.Pods {
-			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, "NotTriggerScaleUp", msg) {
+			if budget > 0 && c.events.pod(p, v1.EventTypeNormal, status.EventNotTriggerScaleUp, msg, nil) {
 				budget--
 			}
 		}

@@ -1,24 +1,27 @@
-// Package explain answers "why?" about a live cluster in plain words: why a
-// pod did or did not trigger a scale-up, why a node is not removed, and what
-// a HorizontalPodAutoscaler computed. It reads what the autoscaler leaves
-// behind (the status ConfigMap's structured pendingPods and nodes, the
-// TriggeredScaleUp / NotTriggerScaleUp / ScaleDown events, the deletion
-// taints) and, for an HPA, replays the controller's arithmetic with
-// pkg/hpa on the metrics the metrics APIs serve now.
+// Package explain answers "why?" about a live cluster: why a pod did or did
+// not trigger a scale-up and why its group was chosen over the others, why
+// a node is not removed or why a node that is gone was removed, the
+// cluster's and a node group's autoscaling state, and what a
+// HorizontalPodAutoscaler computed and from which metrics-adapter rule.
+//
+// It decides nothing itself. It reads what the autoscaler publishes: the
+// status ConfigMap (pkg/status Document), the events it writes on pods,
+// nodes and the ConfigMap with their annotations (status.Annotation*), and
+// the deletion taints; for an HPA it replays the controller's arithmetic
+// with pkg/hpa and asks the metrics adapter's own discovery code which rule
+// serves each metric. Every answer is a Report: structured data (for -o
+// json and yaml) and the same in lines of text.
 package explain
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -30,15 +33,19 @@ import (
 type Options struct {
 	// Client reads the cluster.
 	Client kubernetes.Interface
-	// Namespace holds the autoscaler's status ConfigMap (--namespace,
+	// AutoscalerNamespace holds the autoscaler's status ConfigMap and its
+	// events (--autoscaler-namespace; the autoscaler's --namespace,
 	// kube-system).
-	Namespace string
+	AutoscalerNamespace string
 	// StatusConfigMap is its name (--status-config-map-name,
 	// cluster-autoscaler-status).
 	StatusConfigMap string
 	// Metrics reads the metrics APIs for HPA explanations; nil leaves the
 	// HPA's own status as the only source.
 	Metrics MetricsSource
+	// Rules says which metrics-adapter rule serves an HPA's metric; nil
+	// answers that the rule is not known.
+	Rules RuleFinder
 	// HPA are the controller-manager settings the model assumes.
 	HPA hpa.Options
 	// Clock; nil means the real clock.
@@ -47,7 +54,7 @@ type Options struct {
 
 // DefaultOptions are the upstream defaults for where the status lives.
 func DefaultOptions() Options {
-	return Options{Namespace: "kube-system", StatusConfigMap: "cluster-autoscaler-status", HPA: hpa.DefaultOptions()}
+	return Options{AutoscalerNamespace: "kube-system", StatusConfigMap: "cluster-autoscaler-status", HPA: hpa.DefaultOptions()}
 }
 
 // Explainer answers questions about one cluster.
@@ -60,8 +67,8 @@ func New(o Options) (*Explainer, error) {
 	if o.Client == nil {
 		return nil, fmt.Errorf("explain: Options.Client must be set")
 	}
-	if o.Namespace == "" || o.StatusConfigMap == "" {
-		return nil, fmt.Errorf("explain: the status ConfigMap namespace and name must be set, got %q/%q", o.Namespace, o.StatusConfigMap)
+	if o.AutoscalerNamespace == "" || o.StatusConfigMap == "" {
+		return nil, fmt.Errorf("explain: the status ConfigMap namespace and name must be set, got %q/%q", o.AutoscalerNamespace, o.StatusConfigMap)
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -69,14 +76,41 @@ func New(o Options) (*Explainer, error) {
 	return &Explainer{o: o}, nil
 }
 
-// Report is an answer: a one-line verdict and the details behind it.
+// Explain answers about one target.
+func (e *Explainer) Explain(ctx context.Context, t Target) (Report, error) {
+	switch t.Kind {
+	case KindPod:
+		return e.Pod(ctx, t)
+	case KindNode:
+		return e.Node(ctx, t.Name)
+	case KindHPA:
+		return e.HPA(ctx, t)
+	case KindNodeGroup:
+		return e.NodeGroup(ctx, t.Name)
+	case KindCluster:
+		return e.Cluster(ctx)
+	}
+	return Report{}, fmt.Errorf("explain: unknown kind %q", t.Kind)
+}
+
+// Report is an answer: a one-line verdict, the structured answer for the
+// kind asked about, and the same as lines of text.
 type Report struct {
-	// Object is what was asked about: "pod default/web-1".
-	Object string
+	// Kind is what was asked about: pod, node, hpa, nodegroup, cluster.
+	Kind Kind `json:"kind"`
+	// Object names it: "pod default/web-1".
+	Object string `json:"object"`
 	// Verdict is the answer in one line.
-	Verdict string
-	// Details support the verdict, one fact per line.
-	Details []string
+	Verdict string `json:"verdict"`
+	// One of these holds the answer, by Kind.
+	Pod       *PodAnswer       `json:"pod,omitempty"`
+	Node      *NodeAnswer      `json:"node,omitempty"`
+	HPA       *HPAAnswer       `json:"hpa,omitempty"`
+	NodeGroup *NodeGroupAnswer `json:"nodeGroup,omitempty"`
+	Cluster   *ClusterAnswer   `json:"cluster,omitempty"`
+	// Details are the answer's facts for people, one per line; the text
+	// output only.
+	Details []string `json:"-"`
 }
 
 // String writes the report as text.
@@ -99,12 +133,20 @@ func (r *Report) add(format string, args ...any) {
 	r.Details = append(r.Details, fmt.Sprintf(format, args...))
 }
 
+// StatusInfo says which status document an answer read.
+type StatusInfo struct {
+	// ConfigMap is NAMESPACE/NAME.
+	ConfigMap string `json:"configMap"`
+	// Time is when the autoscaler wrote it (its loop's time).
+	Time string `json:"time"`
+}
+
 // status reads and parses the autoscaler's status ConfigMap.
 func (e *Explainer) status(ctx context.Context) (*status.Document, error) {
-	ns, name := e.o.Namespace, e.o.StatusConfigMap
+	ns, name := e.o.AutoscalerNamespace, e.o.StatusConfigMap
 	cm, err := e.o.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("status ConfigMap %s/%s not found: is the autoscaler running in namespace %s with --write-status-configmap=true? (--namespace and --status-config-map-name say where to look)", ns, name, ns)
+		return nil, fmt.Errorf("status ConfigMap %s/%s not found: is the autoscaler running in namespace %s with --write-status-configmap=true? (--autoscaler-namespace and --status-config-map-name say where to look)", ns, name, ns)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("status ConfigMap %s/%s: %w", ns, name, err)
@@ -120,6 +162,10 @@ func (e *Explainer) status(ctx context.Context) (*status.Document, error) {
 	return d, nil
 }
 
+func (e *Explainer) statusInfo(d *status.Document) StatusInfo {
+	return StatusInfo{ConfigMap: e.o.AutoscalerNamespace + "/" + e.o.StatusConfigMap, Time: d.Time}
+}
+
 // statusAge says when the status was written, for the reader to judge.
 func (e *Explainer) statusAge(s *status.Document) string {
 	t, err := s.DocTime()
@@ -129,50 +175,7 @@ func (e *Explainer) statusAge(s *status.Document) string {
 	return fmt.Sprintf("at %s (%s ago)", s.Time, e.o.Clock.Since(t).Round(time.Second))
 }
 
-// events lists the events about one object, newest first.
-func (e *Explainer) events(ctx context.Context, namespace, kind, name string) ([]v1.Event, error) {
-	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name}
-	if namespace != "" {
-		sel["involvedObject.namespace"] = namespace
-	}
-	l, err := e.o.Client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
-	if err != nil {
-		return nil, fmt.Errorf("listing events of %s %s: %w", kind, name, err)
-	}
-	// Field selectors narrow the list on a real API server; the check here
-	// keeps the answer right where they are not honoured.
-	out := l.Items[:0]
-	for _, ev := range l.Items {
-		if ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name {
-			out = append(out, ev)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return eventTime(out[i]).After(eventTime(out[j])) })
-	return out, nil
-}
-
-// latest returns the newest event with one of the reasons.
-func latest(events []v1.Event, reasons ...string) *v1.Event {
-	for i := range events {
-		for _, r := range reasons {
-			if events[i].Reason == r {
-				return &events[i]
-			}
-		}
-	}
-	return nil
-}
-
-func eventTime(ev v1.Event) time.Time {
-	switch {
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	}
-	return ev.FirstTimestamp.Time
-}
-
+// ago says how long ago t was.
 func (e *Explainer) ago(t time.Time) string {
 	if t.IsZero() {
 		return "at an unknown time"
@@ -180,16 +183,17 @@ func (e *Explainer) ago(t time.Time) string {
 	return e.o.Clock.Since(t).Round(time.Second).String() + " ago"
 }
 
-// splitName reads NS/NAME, or NAME in namespace "default".
-func splitName(arg string) (string, string, error) {
-	ns, name, found := strings.Cut(arg, "/")
-	if !found {
-		ns, name = "default", arg
+// at writes a time and how long ago (or from now) it is.
+func (e *Explainer) at(t time.Time) string {
+	if t.IsZero() {
+		return "at an unknown time"
 	}
-	if ns == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("%q: want NAMESPACE/NAME", arg)
+	d := e.o.Clock.Since(t).Round(time.Second)
+	when := d.String() + " ago"
+	if d < 0 {
+		when = "in " + (-d).String()
 	}
-	return ns, name, nil
+	return t.UTC().Format(time.RFC3339) + " (" + when + ")"
 }
 
 func notFound(kind, name string, err error) error {

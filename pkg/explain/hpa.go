@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -19,87 +20,189 @@ import (
 // hpaEvents is how many of the HPA's latest events a report shows.
 const hpaEvents = 3
 
+// HPAAnswer is what a HorizontalPodAutoscaler computed, as the controller
+// wrote it, where each metric comes from, and the controller's arithmetic
+// replayed on the metrics read now.
+type HPAAnswer struct {
+	Namespace       string     `json:"namespace"`
+	Name            string     `json:"name"`
+	ScaleTarget     string     `json:"scaleTarget"`
+	CurrentReplicas int32      `json:"currentReplicas"`
+	DesiredReplicas int32      `json:"desiredReplicas"`
+	MinReplicas     int32      `json:"minReplicas"`
+	MaxReplicas     int32      `json:"maxReplicas"`
+	LastScaleTime   *time.Time `json:"lastScaleTime,omitempty"`
+	// Metrics are the spec's metrics, in order, each with its current
+	// value from the HPA's status and its source.
+	Metrics    []HPAMetric                                      `json:"metrics"`
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty"`
+	Events     []EventRecord                                    `json:"events,omitempty"`
+	// Unserved are, per Pods metric, the pods its list left out that the
+	// metrics API, asked for each alone, says why it has no sample for.
+	Unserved []UnservedPods `json:"unserved,omitempty"`
+	// Model is the replay; ModelError why there is none.
+	Model      *HPAModel `json:"model,omitempty"`
+	ModelError string    `json:"modelError,omitempty"`
+}
+
+// HPAMetric is one metric of an HPA and where its value comes from.
+type HPAMetric struct {
+	Name    string `json:"name"`
+	Current string `json:"current"`
+	Target  string `json:"target"`
+	// API serves the value: metrics.k8s.io, custom.metrics.k8s.io or
+	// external.metrics.k8s.io.
+	API string `json:"api"`
+	// Rule is the metrics-adapter rule that serves it and the PromQL a
+	// request of the HPA's runs; RuleError says why it is not known.
+	Rule      *RuleAnswer `json:"rule,omitempty"`
+	RuleError string      `json:"ruleError,omitempty"`
+}
+
+// HPAModel is the controller's arithmetic replayed by pkg/hpa.
+type HPAModel struct {
+	CurrentReplicas int32         `json:"currentReplicas"`
+	DesiredReplicas int32         `json:"desiredReplicas"`
+	Rescale         bool          `json:"rescale"`
+	Reason          string        `json:"reason,omitempty"`
+	Metrics         []ModelMetric `json:"metrics"`
+	Explanation     []string      `json:"explanation"`
+}
+
+// ModelMetric is one metric's proposal in the replay.
+type ModelMetric struct {
+	Name     string   `json:"name"`
+	Proposal int32    `json:"proposal"`
+	Ratio    float64  `json:"ratio"`
+	Error    string   `json:"error,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
 // HPA explains what a HorizontalPodAutoscaler computed: its metrics against
-// their targets, its replica counts and conditions as the controller wrote
-// them, and the controller's arithmetic replayed by pkg/hpa on the metrics
-// read now.
-func (e *Explainer) HPA(ctx context.Context, arg string) (Report, error) {
-	ns, name, err := splitName(arg)
+// their targets and the adapter rule and PromQL behind each, its replica
+// counts and conditions as the controller wrote them, and the controller's
+// arithmetic replayed by pkg/hpa on the metrics read now.
+func (e *Explainer) HPA(ctx context.Context, t Target) (Report, error) {
+	key := t.Namespace + "/" + t.Name
+	h, err := e.o.Client.AutoscalingV2().HorizontalPodAutoscalers(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 	if err != nil {
-		return Report{}, err
+		return Report{}, e.objectNotFound(ctx, t, "HorizontalPodAutoscaler", err)
 	}
-	key := ns + "/" + name
-	h, err := e.o.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return Report{}, notFound("HorizontalPodAutoscaler", key, err)
-	}
-	r := Report{Object: "hpa " + key}
-	ref := h.Spec.ScaleTargetRef
-	minR := int32(1)
+	a := &HPAAnswer{Namespace: t.Namespace, Name: t.Name, ScaleTarget: h.Spec.ScaleTargetRef.Kind + " " + h.Spec.ScaleTargetRef.Name,
+		CurrentReplicas: h.Status.CurrentReplicas, DesiredReplicas: h.Status.DesiredReplicas, MinReplicas: 1,
+		MaxReplicas: h.Spec.MaxReplicas, Conditions: h.Status.Conditions}
 	if h.Spec.MinReplicas != nil {
-		minR = *h.Spec.MinReplicas
+		a.MinReplicas = *h.Spec.MinReplicas
 	}
-	desired := strconv.Itoa(int(h.Status.DesiredReplicas))
-	if h.Status.DesiredReplicas == 0 && h.Status.CurrentReplicas > 0 {
-		desired = "not computed"
+	if h.Status.LastScaleTime != nil {
+		a.LastScaleTime = timeOf(h.Status.LastScaleTime.Time)
 	}
-	r.Verdict = fmt.Sprintf("%d replica(s), desired %s (min %d, max %d)", h.Status.CurrentReplicas, desired, minR, h.Spec.MaxReplicas)
-	for _, c := range h.Status.Conditions {
-		if c.Type == autoscalingv2.ScalingActive && c.Status == v1.ConditionFalse {
-			r.Verdict += "; not scaling: " + c.Reason
+	if events, err := e.events(ctx, eventQuery{namespace: t.Namespace, kind: "HorizontalPodAutoscaler", name: t.Name}); err == nil {
+		for i := 0; i < len(events) && i < hpaEvents; i++ {
+			a.Events = append(a.Events, record(events[i]))
 		}
 	}
-	r.add("target: %s %s", ref.Kind, ref.Name)
-	if h.Status.LastScaleTime != nil {
-		r.add("last scaled %s", e.ago(h.Status.LastScaleTime.Time))
-	}
+	pods, podsErr := e.targetPods(ctx, h)
 	for i, m := range h.Spec.Metrics {
 		cur := "unknown"
 		if i < len(h.Status.CurrentMetrics) {
 			cur = currentValue(h.Status.CurrentMetrics[i])
 		}
-		r.add("metric %s: current %s, target %s", metricName(m), cur, targetValue(m))
+		hm := HPAMetric{Name: metricName(m), Current: cur, Target: targetValue(m), API: metricAPI(m)}
+		e.findRule(ctx, h, m, pods, podsErr, &hm)
+		a.Metrics = append(a.Metrics, hm)
 	}
-	for _, c := range h.Status.Conditions {
-		r.add("condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
-	}
-	if events, err := e.events(ctx, ns, "HorizontalPodAutoscaler", name); err == nil {
-		for i := 0; i < len(events) && i < hpaEvents; i++ {
-			r.add("event %s (%s): %s", events[i].Reason, e.ago(eventTime(events[i])), events[i].Message)
-		}
-	}
-	e.replay(ctx, h, &r)
+	e.replay(ctx, h, a)
+	r := Report{Kind: KindHPA, Object: "hpa " + key, HPA: a}
+	e.hpaText(&r, a)
 	return r, nil
 }
 
-// replay runs the controller's arithmetic on the metrics read now.
-func (e *Explainer) replay(ctx context.Context, h *autoscalingv2.HorizontalPodAutoscaler, r *Report) {
-	model, err := hpa.New(h.Spec, e.o.HPA)
-	if err != nil {
-		r.add("model: the spec is not valid: %v", err)
-		return
+func (e *Explainer) hpaText(r *Report, a *HPAAnswer) {
+	desired := strconv.Itoa(int(a.DesiredReplicas))
+	if a.DesiredReplicas == 0 && a.CurrentReplicas > 0 {
+		desired = "not computed"
 	}
-	in, err := e.modelInput(ctx, h, model.Spec())
-	if err != nil {
-		r.add("model: cannot read the target: %v", err)
-		return
+	r.Verdict = fmt.Sprintf("%d replica(s), desired %s (min %d, max %d)", a.CurrentReplicas, desired, a.MinReplicas, a.MaxReplicas)
+	for _, c := range a.Conditions {
+		if c.Type == autoscalingv2.ScalingActive && c.Status == v1.ConditionFalse {
+			r.Verdict += "; not scaling: " + c.Reason
+		}
 	}
-	e.unservedPods(ctx, h.Namespace, model.Spec(), in, r)
-	d, err := model.Step(in)
-	if err != nil {
-		r.add("model: %v", err)
+	r.add("target: %s", a.ScaleTarget)
+	if a.LastScaleTime != nil {
+		r.add("last scaled %s", e.ago(*a.LastScaleTime))
+	}
+	for _, m := range a.Metrics {
+		r.add("metric %s: current %s, target %s", m.Name, m.Current, m.Target)
+		switch {
+		case m.Rule != nil:
+			r.add("  from %s, adapter rule %s of %s (seriesQuery %s, series %s)", m.API, m.Rule.Rule, m.Rule.Source, m.Rule.SeriesQuery, m.Rule.Series)
+			r.add("  PromQL: %s", m.Rule.Query)
+		case m.RuleError != "":
+			r.add("  from %s; the adapter rule cannot be found: %s", m.API, m.RuleError)
+		default:
+			r.add("  from %s", m.API)
+		}
+	}
+	for _, c := range a.Conditions {
+		r.add("condition %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for _, ev := range a.Events {
+		r.add("event %s (%s): %s", ev.Reason, e.ago(ev.Time), ev.Message)
+	}
+	for _, u := range a.Unserved {
+		for _, p := range u.Pods {
+			r.add("metric pods %s: pod %s has no sample: %s", u.Metric, p.Pod, p.Error)
+		}
+		if u.NotAsked > 0 {
+			r.add("metric pods %s: %d more pod(s) without a sample not asked about", u.Metric, u.NotAsked)
+		}
+	}
+	if a.Model == nil {
+		r.add("model: %s", a.ModelError)
 		return
 	}
 	r.add("model (the controller's arithmetic on the metrics read now):")
-	for _, m := range d.Metrics {
+	for _, m := range a.Model.Metrics {
 		for _, n := range m.Notes {
 			r.add("  %s: %s", m.Name, n)
 		}
 	}
-	for _, line := range d.Explanation {
+	for _, line := range a.Model.Explanation {
 		r.add("  %s", line)
 	}
 	r.add("  (the model starts without the controller's history of recommendations and scale events, so it holds a scale-down for the stabilization window as the controller does for a new HPA)")
+}
+
+// replay runs the controller's arithmetic on the metrics read now.
+func (e *Explainer) replay(ctx context.Context, h *autoscalingv2.HorizontalPodAutoscaler, a *HPAAnswer) {
+	model, err := hpa.New(h.Spec, e.o.HPA)
+	if err != nil {
+		a.ModelError = fmt.Sprintf("the spec is not valid: %v", err)
+		return
+	}
+	in, err := e.modelInput(ctx, h, model.Spec())
+	if err != nil {
+		a.ModelError = fmt.Sprintf("cannot read the target: %v", err)
+		return
+	}
+	e.unservedPods(ctx, h.Namespace, model.Spec(), in, a)
+	d, err := model.Step(in)
+	if err != nil {
+		a.ModelError = err.Error()
+		return
+	}
+	m := &HPAModel{CurrentReplicas: d.CurrentReplicas, DesiredReplicas: d.DesiredReplicas, Rescale: d.Rescale, Reason: d.Reason,
+		Explanation: d.Explanation}
+	for _, r := range d.Metrics {
+		mm := ModelMetric{Name: r.Name, Proposal: r.Proposal, Ratio: r.Ratio, Notes: r.Notes}
+		if r.Err != nil {
+			mm.Error = r.Err.Error()
+		}
+		m.Metrics = append(m.Metrics, mm)
+	}
+	a.Model = m
 }
 
 // modelInput reads the target's scale, its pods and every metric.

@@ -2,114 +2,258 @@ package explain
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
-// Event reasons the autoscaler gives pods.
+// Pod outcomes (PodAnswer.Outcome).
 const (
-	ReasonTriggeredScaleUp  = "TriggeredScaleUp"
-	ReasonNotTriggerScaleUp = "NotTriggerScaleUp"
+	PodScheduled = "Scheduled"
+	PodDeleting  = "Deleting"
+	// PodNotTriggered: the last loop's status lists the pod with why no
+	// group helps it.
+	PodNotTriggered = "NotTriggered"
+	// PodTriggered: the pod triggered a scale-up and waits for its node.
+	PodTriggered = "Triggered"
+	// PodNotUnschedulable: kube-scheduler has not marked it unschedulable.
+	PodNotUnschedulable = "NotUnschedulable"
+	// PodNotTriggeredEarlier: an earlier loop said why not; the last
+	// status no longer lists it.
+	PodNotTriggeredEarlier = "NotTriggeredEarlier"
+	// PodNotConsidered: nothing says the autoscaler looked at it yet.
+	PodNotConsidered = "NotConsidered"
 )
 
-// Pod explains whether a pod triggered a scale-up, and if not, why not for
-// each node group. arg is NAMESPACE/NAME (or NAME in "default").
-func (e *Explainer) Pod(ctx context.Context, arg string) (Report, error) {
-	ns, name, err := splitName(arg)
+// PodAnswer is why a pod did or did not trigger a scale-up.
+type PodAnswer struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Outcome is one of the Pod* codes.
+	Outcome          string `json:"outcome"`
+	Node             string `json:"node,omitempty"`
+	SchedulerMessage string `json:"schedulerMessage,omitempty"`
+	// Reasons are why each node group cannot help the pod (the status's
+	// pendingPods entry listing it); OtherPods are some of the equivalent
+	// pods the same holds for, EquivalentPods counts them all.
+	Reasons        []status.GroupReason `json:"reasons,omitempty"`
+	EquivalentPods int                  `json:"equivalentPods,omitempty"`
+	OtherPods      []string             `json:"otherPods,omitempty"`
+	// ScaleUps are the scale-ups of the loop the pod triggered, each with
+	// every option the expanders weighed and what they made of it (read
+	// from its TriggeredScaleUp event).
+	ScaleUps       []status.ScaleUp `json:"scaleUps,omitempty"`
+	OptionsOmitted int              `json:"optionsOmitted,omitempty"`
+	// GroupsScalingUp are the node groups with a scale-up in progress or
+	// backed off, for a pod waiting for its node.
+	GroupsScalingUp []GroupScaleUp `json:"groupsScalingUp,omitempty"`
+	// Event is the newest TriggeredScaleUp or NotTriggerScaleUp event.
+	Event  *EventRecord `json:"event,omitempty"`
+	Status *StatusInfo  `json:"status,omitempty"`
+}
+
+// GroupScaleUp is a node group's scale-up condition.
+type GroupScaleUp struct {
+	Group        string `json:"group"`
+	Status       string `json:"status"`
+	ErrorCode    string `json:"errorCode,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+}
+
+// Pod explains whether a pod triggered a scale-up, why its group was
+// chosen over the others, and if it did not, why not for each node group.
+func (e *Explainer) Pod(ctx context.Context, t Target) (Report, error) {
+	key := t.Namespace + "/" + t.Name
+	pod, err := e.o.Client.CoreV1().Pods(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+	if err != nil {
+		return Report{}, e.objectNotFound(ctx, t, "pod", err)
+	}
+	events, err := e.events(ctx, eventQuery{namespace: t.Namespace, kind: "Pod", name: t.Name})
 	if err != nil {
 		return Report{}, err
 	}
-	key := ns + "/" + name
-	r := Report{Object: "pod " + key}
-	pod, err := e.o.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return Report{}, notFound("pod", key, err)
-	}
-	events, err := e.events(ctx, ns, "Pod", name)
-	if err != nil {
-		return Report{}, err
-	}
-	last := latest(events, ReasonTriggeredScaleUp, ReasonNotTriggerScaleUp)
-	if pod.Spec.NodeName != "" {
-		r.Verdict = "is scheduled on node " + pod.Spec.NodeName + "; it needs no scale-up"
-		if last != nil && last.Reason == ReasonTriggeredScaleUp {
-			r.add("while pending it triggered a scale-up (%s): %s", e.ago(eventTime(*last)), last.Message)
+	a := &PodAnswer{Namespace: t.Namespace, Name: t.Name}
+	last := latest(events, status.EventTriggeredScaleUp, status.EventNotTriggerScaleUp)
+	if last != nil {
+		rec := record(*last)
+		a.Event = &rec
+		if last.Reason == status.EventTriggeredScaleUp {
+			a.ScaleUps, a.OptionsOmitted = eventScaleUps(*last)
 		}
-		return r, nil
-	}
-	if pod.DeletionTimestamp != nil {
-		r.Verdict = "is being deleted; the autoscaler ignores it"
-		return r, nil
-	}
-	st, err := e.status(ctx)
-	if err != nil {
-		return Report{}, err
-	}
-	sched := unschedulableMessage(pod)
-	if sched != "" {
-		r.add("kube-scheduler: %s", sched)
-	}
-	if reasons, ok := pendingReasons(st, key); ok {
-		r.Verdict = "did not trigger a scale-up"
-		for _, line := range reasons {
-			r.add("%s", line)
-		}
-		r.add("(status written %s)", e.statusAge(st))
-		return r, nil
-	}
-	if last != nil && last.Reason == ReasonTriggeredScaleUp {
-		r.Verdict = "triggered a scale-up and waits for the new node"
-		r.add("%s (%s)", last.Message, e.ago(eventTime(*last)))
-		for _, g := range st.NodeGroups {
-			switch {
-			case g.ScaleUp.BackoffInfo != nil:
-				r.add("node group %s: scale-up %s: %s", g.Name, g.ScaleUp.Status, g.ScaleUp.BackoffInfo.ErrorMessage)
-			case g.ScaleUp.Status != status.ActivityNone:
-				r.add("node group %s: scale-up %s", g.Name, g.ScaleUp.Status)
-			}
-		}
-		return r, nil
 	}
 	switch {
-	case sched == "":
-		r.Verdict = "is not marked unschedulable by kube-scheduler yet; the autoscaler acts only on unschedulable pods"
-	case last != nil:
-		r.Verdict = "did not trigger a scale-up when last considered"
-		r.add("%s (%s)", last.Message, e.ago(eventTime(*last)))
+	case pod.Spec.NodeName != "":
+		a.Outcome, a.Node = PodScheduled, pod.Spec.NodeName
+	case pod.DeletionTimestamp != nil:
+		a.Outcome = PodDeleting
 	default:
-		r.Verdict = "has not been considered by the autoscaler yet"
+		if err := e.pendingPod(ctx, pod, key, a); err != nil {
+			return Report{}, err
+		}
 	}
-	r.add("the status written %s does not list it", e.statusAge(st))
+	r := Report{Kind: KindPod, Object: "pod " + key, Pod: a}
+	e.podText(&r, a)
 	return r, nil
 }
 
-// pendingReasons finds the pod in the status: one line per node group.
-func pendingReasons(st *status.Document, key string) ([]string, bool) {
-	p, ok := st.FindPending(key)
-	if !ok {
-		return nil, false
+// pendingPod fills the answer for a pod not on a node.
+func (e *Explainer) pendingPod(ctx context.Context, pod *v1.Pod, key string, a *PodAnswer) error {
+	st, err := e.status(ctx)
+	if err != nil {
+		return err
 	}
-	lines := make([]string, 0, len(p.Reasons)+1)
-	for _, r := range p.Reasons {
-		if r.Group == "" {
-			lines = append(lines, r.Message)
+	info := e.statusInfo(st)
+	a.Status = &info
+	a.SchedulerMessage = unschedulableMessage(pod)
+	if p, ok := st.FindPending(key); ok {
+		a.Outcome, a.Reasons = PodNotTriggered, p.Reasons
+		if p.Count > 1 {
+			a.EquivalentPods, a.OtherPods = p.Count-1, others(p.Pods, key)
+		}
+		return nil
+	}
+	switch {
+	case a.Event != nil && a.Event.Reason == status.EventTriggeredScaleUp:
+		a.Outcome = PodTriggered
+		for _, g := range st.NodeGroups {
+			if g.ScaleUp.Status == status.ActivityNone || g.ScaleUp.Status == "" {
+				continue
+			}
+			gs := GroupScaleUp{Group: g.Name, Status: g.ScaleUp.Status}
+			if b := g.ScaleUp.BackoffInfo; b != nil {
+				gs.ErrorCode, gs.ErrorMessage = b.ErrorCode, b.ErrorMessage
+			}
+			a.GroupsScalingUp = append(a.GroupsScalingUp, gs)
+		}
+	case a.SchedulerMessage == "":
+		a.Outcome = PodNotUnschedulable
+	case a.Event != nil:
+		a.Outcome = PodNotTriggeredEarlier
+	default:
+		a.Outcome = PodNotConsidered
+	}
+	return nil
+}
+
+// eventScaleUps reads the scale-ups a TriggeredScaleUp event carries.
+func eventScaleUps(ev v1.Event) ([]status.ScaleUp, int) {
+	text, ok := ev.Annotations[status.AnnotationScaleUps]
+	if !ok {
+		return nil, 0
+	}
+	var s status.EventScaleUps
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		return nil, 0
+	}
+	return s.ScaleUps, s.OptionsOmitted
+}
+
+func (e *Explainer) podText(r *Report, a *PodAnswer) {
+	switch a.Outcome {
+	case PodScheduled:
+		r.Verdict = "is scheduled on node " + a.Node + "; it needs no scale-up"
+		if a.Event != nil && a.Event.Reason == status.EventTriggeredScaleUp {
+			r.add("while pending it triggered a scale-up (%s): %s", e.ago(a.Event.Time), a.Event.Message)
+		}
+	case PodDeleting:
+		r.Verdict = "is being deleted; the autoscaler ignores it"
+		return
+	case PodNotTriggered:
+		r.Verdict = "did not trigger a scale-up"
+	case PodTriggered:
+		r.Verdict = "triggered a scale-up and waits for the new node"
+		r.add("%s (%s)", a.Event.Message, e.ago(a.Event.Time))
+	case PodNotUnschedulable:
+		r.Verdict = "is not marked unschedulable by kube-scheduler yet; the autoscaler acts only on unschedulable pods"
+	case PodNotTriggeredEarlier:
+		r.Verdict = "did not trigger a scale-up when last considered"
+		r.add("%s (%s)", a.Event.Message, e.ago(a.Event.Time))
+	case PodNotConsidered:
+		r.Verdict = "has not been considered by the autoscaler yet"
+	}
+	if a.SchedulerMessage != "" {
+		r.add("kube-scheduler: %s", a.SchedulerMessage)
+	}
+	for _, gr := range a.Reasons {
+		if gr.Group == "" {
+			r.add("%s", gr.Message)
 		} else {
-			lines = append(lines, "node group "+r.Group+": "+r.Message)
+			r.add("node group %s: %s", gr.Group, gr.Message)
 		}
 	}
-	if p.Count > 1 {
-		lines = append(lines, fmt.Sprintf("the same holds for %d equivalent pod(s): %s", p.Count-1, strings.Join(others(p.Pods, key), ", ")))
+	if a.EquivalentPods > 0 {
+		r.add("the same holds for %d equivalent pod(s): %s", a.EquivalentPods, strings.Join(a.OtherPods, ", "))
 	}
-	return lines, true
+	e.scaleUpText(r, a.ScaleUps, a.OptionsOmitted)
+	if a.Outcome == PodTriggered && a.Event != nil && len(a.ScaleUps) == 0 {
+		r.add("(its TriggeredScaleUp event carries no record of the options the expanders weighed)")
+	}
+	for _, g := range a.GroupsScalingUp {
+		if g.ErrorMessage != "" {
+			r.add("node group %s: scale-up %s: %s (%s)", g.Group, g.Status, g.ErrorMessage, g.ErrorCode)
+		} else {
+			r.add("node group %s: scale-up %s", g.Group, g.Status)
+		}
+	}
+	if a.Status != nil {
+		switch a.Outcome {
+		case PodNotTriggered, PodTriggered:
+			r.add("(status written %s)", e.statusTimeText(a.Status.Time))
+		default:
+			r.add("the status written %s does not list it", e.statusTimeText(a.Status.Time))
+		}
+	}
+}
+
+// scaleUpText writes scale-ups and why each group was chosen over the
+// others.
+func (e *Explainer) scaleUpText(r *Report, sus []status.ScaleUp, omitted int) {
+	for _, su := range sus {
+		line := fmt.Sprintf("scale-up of node group %s from %d to %d for %d pod(s)", su.Group, su.From, su.To, su.Pods)
+		if su.Why != "" {
+			line += ": " + su.Why
+		}
+		r.add("%s", line)
+		if len(su.Options) > 1 {
+			r.add("  the expanders weighed %d option(s):", len(su.Options))
+		}
+		for _, o := range su.Options {
+			r.add("    %s: %d node(s) for %d pod(s): %s", o.Group, o.NodeCount, o.PodCount, optionVerdict(o))
+		}
+	}
+	if omitted > 0 {
+		r.add("  (%d more option(s) not recorded in the event)", omitted)
+	}
+}
+
+// optionVerdict says what the expander chain made of an option, from its
+// structured verdict where the status has one.
+func optionVerdict(o status.Option) string {
+	switch {
+	case o.Chosen:
+		return "chosen"
+	case o.LostTieBreak:
+		return "tied with the chosen group to the end; lost the random tie-break"
+	case o.DroppedBy != "" && o.Score != "":
+		return fmt.Sprintf("dropped by %s: %s, the best had %s", o.DroppedBy, o.Score, o.BestScore)
+	case o.DroppedBy != "":
+		return "dropped by " + o.DroppedBy
+	}
+	return o.Verdict
+}
+
+func (e *Explainer) statusTimeText(t string) string {
+	return e.statusAge(&status.Document{Time: t})
 }
 
 func others(all []string, key string) []string {
-	out := make([]string, 0, len(all)-1)
+	out := make([]string, 0, len(all))
 	for _, p := range all {
 		if p != key {
 			out = append(out, p)
@@ -134,4 +278,20 @@ func unschedulableMessage(pod *v1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// objectNotFound explains a missing pod or HPA. When -n was given and
+// names the namespace the autoscaler runs in, the user most likely meant
+// the flag's earlier meaning: say so.
+func (e *Explainer) objectNotFound(ctx context.Context, t Target, kind string, err error) error {
+	base := notFound(kind, t.Namespace+"/"+t.Name, err)
+	if !apierrors.IsNotFound(err) || !t.NamespaceFromFlag {
+		return base
+	}
+	_, cmErr := e.o.Client.CoreV1().ConfigMaps(t.Namespace).Get(ctx, e.o.StatusConfigMap, metav1.GetOptions{})
+	if cmErr != nil {
+		return base
+	}
+	return fmt.Errorf("%w (namespace %s holds the autoscaler's status: -n/--namespace now names the %s's own namespace; the autoscaler's is --autoscaler-namespace)",
+		base, t.Namespace, kind)
 }

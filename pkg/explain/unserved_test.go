@@ -73,12 +73,15 @@ func TestHPAShowsWhyAPodHasNoSample(t *testing.T) {
 			Spec: autoscalingv1.ScaleSpec{Replicas: 2}, Status: autoscalingv1.ScaleStatus{Replicas: 2, Selector: "app=gpu"}}, nil
 	})
 	m := &podMetrics{served: map[string]hpa.PodMetric{"gpu-a": {Value: 50000, Timestamp: now, Window: time.Minute}}}
-	r, err := explainerWith(t, c, m).HPA(context.Background(), "default/gpu")
+	r, err := explainerWith(t, c, m).HPA(context.Background(), Target{Kind: KindHPA, Namespace: "default", Name: "gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, r, "metric pods gpu_utilization: pod gpu-b has no sample: unable to fetch metrics from custom metrics API: "+
 		"Internal error occurred: rules[0]: metric gpu_utilization: no usable value for gpu-b: value is NaN")
+	if u := r.HPA.Unserved; len(u) != 1 || u[0].Metric != "gpu_utilization" || len(u[0].Pods) != 1 || u[0].Pods[0].Pod != "gpu-b" {
+		t.Errorf("structured answer %+v, want gpu-b without a sample for gpu_utilization", u)
+	}
 	if len(m.asked) != 1 || m.asked[0] != "Pod/gpu-b" {
 		t.Errorf("asked about %v, want only the pod left out of the list (Pod/gpu-b)", m.asked)
 	}

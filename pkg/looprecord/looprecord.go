@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
@@ -40,6 +41,8 @@ type Input struct {
 	DaemonSets []*appsv1.DaemonSet             `json:"daemonSets,omitempty"`
 	PDBs       []*policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
 	Outcomes   []Tagged                        `json:"outcomes,omitempty"`
+	// ProvisioningRequests with their PodTemplates.
+	ProvisioningRequests []provisioningrequest.Request `json:"provisioningRequests,omitempty"`
 }
 
 // Plan is autoscaler.Plan as data.
@@ -98,8 +101,9 @@ func (r *Recorder) Flush() error {
 // FromLoop turns one loop into a Record.
 func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
-		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs},
-		Plan:  Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
+		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
+			ProvisioningRequests: in.ProvisioningRequests},
+		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
 		t, err := tag(o)
@@ -147,7 +151,8 @@ func (in Input) ToInput() (autoscaler.Input, error) {
 	if err != nil {
 		return autoscaler.Input{}, fmt.Errorf("snapshot: %w", err)
 	}
-	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs}
+	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
+		ProvisioningRequests: in.ProvisioningRequests}
 	for _, t := range in.Outcomes {
 		o, err := untagOutcome(t)
 		if err != nil {

@@ -37,6 +37,10 @@ func tag(v any) (Tagged, error) {
 		name = "RemovalFailed"
 	case autoscaler.RemovalAborted:
 		name = "RemovalAborted"
+	case autoscaler.SetRequestConditions:
+		name = "SetRequestConditions"
+	case autoscaler.RequestConditionsSet:
+		name = "RequestConditionsSet"
 	default:
 		return Tagged{}, fmt.Errorf("cannot record %T", v)
 	}
@@ -65,6 +69,10 @@ func untagOutcome(t Tagged) (autoscaler.Outcome, error) {
 		return o, err
 	case "RemovalAborted":
 		var o autoscaler.RemovalAborted
+		err = json.Unmarshal(t.Value, &o)
+		return o, err
+	case "RequestConditionsSet":
+		var o autoscaler.RequestConditionsSet
 		err = json.Unmarshal(t.Value, &o)
 		return o, err
 	}

@@ -133,6 +133,20 @@ func LoadRules(configFile, promURL string) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	r, err := CompileRules(cfg, promURL)
+	if err != nil {
+		return nil, err
+	}
+	if r.PrometheusURL == "" {
+		return nil, fmt.Errorf("--prometheus-url: must be set (the config %s gives no prometheus.url)", configFile)
+	}
+	return r, nil
+}
+
+// CompileRules compiles a parsed configuration's rules, naming them as the
+// adapter does ("rules[0]", "externalRules[1]"); promURL, when set,
+// overrides a URL given by the config, and may be left empty.
+func CompileRules(cfg *config.Config, promURL string) (*Rules, error) {
 	r := &Rules{PrometheusURL: promURL, Warnings: cfg.Warnings}
 	for i, c := range cfg.Rules {
 		rule, err := naming.Compile(fmt.Sprintf("rules[%d]", i), c, false)
@@ -150,9 +164,6 @@ func LoadRules(configFile, promURL string) (*Rules, error) {
 	}
 	if r.PrometheusURL == "" {
 		r.PrometheusURL = cfg.PrometheusURL
-	}
-	if r.PrometheusURL == "" {
-		return nil, fmt.Errorf("--prometheus-url: must be set (the config %s gives no prometheus.url)", configFile)
 	}
 	return r, nil
 }

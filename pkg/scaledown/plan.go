@@ -93,6 +93,9 @@ type Removal struct {
 	// disruptions than the node has pods under it: each eviction must wait
 	// for the previous pod's replacement.
 	EvictOneByOne bool
+	// Consolidation says, for people, which consolidation move removes the
+	// node; empty when scale-down removes it.
+	Consolidation string
 }
 
 // Move is a pod to evict and where it is expected to run next.

@@ -34,6 +34,12 @@ type Plan struct {
 	Starting    []string
 	AwaitingGPU []string
 	GPUOverdue  []string
+	// Gangs say what each gang of the input got, in input order (check-only
+	// gangs first).
+	Gangs []GangResult
+	// Held are the pods of gangs and bookings placed on nodes, for
+	// scale-down to leave their room.
+	Held []HeldPod
 }
 
 // ScaleUp grows one group.
@@ -45,6 +51,8 @@ type ScaleUp struct {
 	Pods int
 	// Why tells how the group was chosen.
 	Why string
+	// Gangs are the keys of the gangs some of these nodes are for.
+	Gangs []string
 }
 
 // PendingPods are equivalent pods left pending, and why each group could

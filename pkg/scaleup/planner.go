@@ -28,6 +28,11 @@ type Input struct {
 	// upcoming nodes of each group as State.Update found them on this
 	// snapshot (target decreases decided this loop already applied).
 	State *clusterstate.State
+	// Gangs get room all together or not at all, in order, before the
+	// other pending pods (gang.go). Booked are the pods of bookings: they
+	// take their room first and trigger nothing.
+	Gangs  []Gang
+	Booked []*v1.Pod
 }
 
 // Planner plans scale-ups. It keeps only the expander chain (and its
@@ -70,6 +75,10 @@ type run struct {
 	starting  []*snapshot.NodeInfo
 	overdue   []*snapshot.NodeInfo
 	plan      Plan
+	// booked are the booked pods not placed yet; gangUps the gangs'
+	// scale-ups, merged into the plan's at the end.
+	booked  []*v1.Pod
+	gangUps []ScaleUp
 }
 
 // candidate is one group's estimate for the pods left.
@@ -83,9 +92,9 @@ type candidate struct {
 // Plan decides this loop's scale-ups. The snapshot is forked and reverted:
 // it is unchanged afterwards.
 func (p *Planner) Plan(in Input) (Plan, error) {
-	r := &run{Planner: p, in: &in, snap: in.Snapshot, checker: predicates.New(in.Snapshot)}
+	r := &run{Planner: p, in: &in, snap: in.Snapshot, checker: predicates.New(in.Snapshot), booked: in.Booked}
 	pods := r.admissible(in.Pending)
-	if len(pods) == 0 {
+	if len(pods) == 0 && len(in.Gangs) == 0 && len(in.Booked) == 0 {
 		return r.plan, nil
 	}
 	classes, err := groupClasses(in.Snapshot, pods)
@@ -97,22 +106,41 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	if r.templates, err = templatesFor(r.snap, &in); err != nil {
 		return r.plan, err
 	}
+	// Bookings and check-capacity gangs see the registered nodes only;
+	// the rest of the bookings and the atomic gangs the upcoming ones too.
+	if err := r.holdBooked(); err != nil {
+		return r.plan, err
+	}
+	if err := r.gangs(true); err != nil {
+		return r.plan, err
+	}
 	r.starting, r.overdue = in.State.Starting(r.snap, in.Now)
 	if err := r.addUpcoming(); err != nil {
 		return r.plan, err
 	}
-	left := r.filterSchedulable(classes)
-	if len(left) == 0 {
-		return r.plan, nil
+	if err := r.holdBooked(); err != nil {
+		return r.plan, err
 	}
-	return r.plan, r.scaleUp(left)
+	if err := r.gangs(false); err != nil {
+		return r.plan, err
+	}
+	if left := r.filterSchedulable(classes); len(left) > 0 {
+		if err := r.scaleUp(left); err != nil {
+			return r.plan, err
+		}
+	}
+	r.mergeGangScaleUps()
+	return r.plan, nil
 }
 
 // admissible drops expendable and too-new pods, noting why.
 func (r *run) admissible(pending []*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(pending))
 	for _, pod := range pending {
+		consumer, consumes := consumerReason(pod)
 		switch {
+		case consumes:
+			r.pending([]*v1.Pod{pod}, consumer)
 		case priority(pod) < r.opts.ExpendablePodsPriorityCutoff:
 			r.pending([]*v1.Pod{pod}, GroupReason{Reason: ReasonExpendable, Message: fmt.Sprintf(
 				"pod priority %d is below --expendable-pods-priority-cutoff %d", priority(pod), r.opts.ExpendablePodsPriorityCutoff)})

@@ -173,6 +173,16 @@ func (s *Snapshot) NodeOf(pi *PodInfo) *NodeInfo { return s.podNode[pi] }
 // PodCount is the number of pods in the snapshot.
 func (s *Snapshot) PodCount() int { return len(s.pods) }
 
+// ReservePods makes room for n pods in a snapshot that holds none yet, so
+// that filling it (a first sync meets every pod of a cluster) does not
+// rehash its indexes as they grow. It does nothing once pods are in.
+func (s *Snapshot) ReservePods(n int) {
+	if len(s.pods) == 0 && n > 0 {
+		s.pods = make(map[podKey]*PodInfo, n)
+		s.podNode = make(map[*PodInfo]*NodeInfo, n)
+	}
+}
+
 // insertNode and the functions below are the only places that change the
 // cluster; each records its inverse while a fork is open.
 func (s *Snapshot) insertNode(ni *NodeInfo) {

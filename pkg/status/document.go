@@ -37,6 +37,10 @@ type Document struct {
 	// reading; NodeReasons counts every node kept, by reason, listed or not.
 	Nodes       []Node         `json:"nodes,omitempty"`
 	NodeReasons map[string]int `json:"nodeReasons,omitempty"`
+	// Consolidation is set while consolidation is on: the moves of the
+	// last loop, those waiting for their stable time, replacements in
+	// flight.
+	Consolidation *Consolidation `json:"consolidation,omitempty"`
 	// Omitted says what was cut to keep the document under its size.
 	Omitted *Omitted `json:"omitted,omitempty"`
 }

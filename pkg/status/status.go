@@ -163,6 +163,14 @@ type Option struct {
 	// Verdict says what the expander chain made of it: the expander that
 	// dropped it and why, or "chosen".
 	Verdict string `json:"verdict,omitempty"`
+	// The verdict as data: Chosen, or DroppedBy the expander that dropped
+	// it with its Score there and the BestScore that expander kept, or
+	// LostTieBreak when it tied with the chosen group to the end.
+	Chosen       bool   `json:"chosen,omitempty"`
+	DroppedBy    string `json:"droppedBy,omitempty"`
+	Score        string `json:"score,omitempty"`
+	BestScore    string `json:"bestScore,omitempty"`
+	LostTieBreak bool   `json:"lostTieBreak,omitempty"`
 }
 
 // PendingPods are equivalent pending pods and why no group helps them.

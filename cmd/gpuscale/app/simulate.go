@@ -79,7 +79,7 @@ HTML page of charts on request. --compare runs several option sets side by side.
 	fs.DurationVar(&f.azureBucket, "azure-bucket", time.Minute, "Step of the Azure load curve.")
 	fs.StringVar(&f.jobs, "jobs", "", "Jobs CSV to add to the scenario's workloads, mapped by --jobs-columns.")
 	fs.StringVar(&f.jobsColumns, "jobs-columns", "submit=submit,duration=duration,gpus=gpus,cpu=cpu,memory=memory",
-		"Column mapping of --jobs: submit=,duration= (or end=),gpus=,cpu=,memory=, and time-unit=s|ms|us, cpu-unit=cores|milli, memory-unit=bytes|KiB|MiB|GiB.")
+		"Column mapping of --jobs: submit=,duration= (or end=),gpus=,cpu=,memory=, and time-unit=s|ms|us, cpu-unit=cores|milli, memory-unit=bytes|KiB|MiB|GiB; gpus-per-node=K splits a job of more GPUs into ceil(G/K) pods that start together.")
 	fs.StringVar(&f.set, "set", "", "Autoscaler flags for every run, as cluster-autoscaler takes them (every decision flag): expander=price,scale-down-unneeded-time=5m.")
 	fs.StringArrayVar(&f.compare, "compare", nil, "An option set to run (same form as --set); repeat to compare several side by side.")
 	fs.Int64Var(&f.seed, "seed", 0, "Override the scenario's seed.")

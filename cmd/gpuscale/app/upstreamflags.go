@@ -23,14 +23,14 @@ const unsupportedUpstreamFlags = `
 	aws-use-static-instance-list balancing-label
 	bulk-mig-instances-listing-enabled bypassed-scheduler-names capacity-buffer-controller-enabled
 	capacity-buffer-pod-dry-run-enabled capacity-buffer-pod-injection-enabled capacity-quotas-enabled
-	check-capacity-batch-processing check-capacity-processor-instance
+	check-capacity-batch-processing
 	check-capacity-provisioning-request-batch-timebox
 	check-capacity-provisioning-request-max-batch-size cloud-provider-gce-l7lb-src-cidrs
 	cloud-provider-gce-lb-src-cidrs cluster-name cluster-snapshot-parallelism
 	clusterapi-cloud-config-authoritative cordon-node-before-terminating debugging-snapshot-enabled
 	drain-priority-config dynamic-node-delete-delay-after-taint-enabled
 	enable-csi-node-aware-scheduling enable-dynamic-resource-allocation enable-proactive-scaleup
-	enable-provisioning-requests enforce-node-group-min-size estimator fastpath-binpacking-enabled
+	enforce-node-group-min-size estimator fastpath-binpacking-enabled
 	feature-gates force-delete-failed-nodes force-ds frequent-loops-enabled gce-concurrent-refreshes
 	gce-mig-instances-min-refresh-wait-time grpc-expander-cert grpc-expander-url kube-api-content-type
 	kube-client-burst kube-client-qps kubernetes leader-elect-resource-lock log-backtrace-at log-dir
@@ -41,8 +41,8 @@ const unsupportedUpstreamFlags = `
 	node-delete-delay-after-taint node-deletion-batcher-interval
 	node-deletion-candidate-ttl node-deletion-delay-timeout node-info-cache-expire-time
 	node-removal-latency-tracking-enabled one-output parallel-scale-up pod-injection-limit
-	predicate-parallelism profiling provisioning-request-initial-backoff-time
-	provisioning-request-max-backoff-cache-size provisioning-request-max-backoff-time
+	predicate-parallelism profiling
+	provisioning-request-max-backoff-cache-size
 	record-duplicated-events regional scale-down-candidates-pool-min-count
 	scale-down-candidates-pool-ratio scale-down-delay-type-local scale-down-simulation-timeout
 	scale-from-unschedulable scale-up-from-zero scheduler-config-file skip-headers skip-log-headers

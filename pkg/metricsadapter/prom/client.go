@@ -49,6 +49,10 @@ type Options struct {
 	MaxIdleConns int
 	// Metrics records call latency and errors; nil records nothing.
 	Metrics *Metrics
+	// Transport, when set, carries every call in place of the pooled
+	// transport (CAFile is then not used): for example the API server's
+	// service proxy, to reach an in-cluster Prometheus from outside.
+	Transport http.RoundTripper
 }
 
 // Client calls the Prometheus HTTP API.
@@ -75,11 +79,14 @@ func New(o Options) (*Client, error) {
 	if o.MaxIdleConns <= 0 {
 		o.MaxIdleConns = 64
 	}
-	transport, err := newTransport(o)
-	if err != nil {
-		return nil, err
+	rt := o.Transport
+	if rt == nil {
+		transport, err := newTransport(o)
+		if err != nil {
+			return nil, err
+		}
+		rt = transport
 	}
-	var rt http.RoundTripper = transport
 	if o.TokenFile != "" {
 		rt = &bearerFromFile{path: o.TokenFile, next: rt}
 	}

@@ -121,10 +121,7 @@ type objectValues struct {
 // number, is unusable; the caller decides what that means for the request.
 func (p *Provider) queryObjects(ctx context.Context, e customEntry, info cmprovider.CustomMetricInfo, namespace string,
 	names []string, metricSelector labels.Selector) (objectValues, error) {
-	req := query.Request{Series: e.series, ObjectLabel: e.objectLabel, Names: names, Selector: metricSelector}
-	if info.Namespaced && e.namespaceLabel != "" {
-		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
-	}
+	req := customRequest(e, info, namespace, names, metricSelector)
 	vec, q, err := p.runRule(ctx, e.rule, req, "metric "+info.Metric)
 	if err != nil {
 		return objectValues{}, err

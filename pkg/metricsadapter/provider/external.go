@@ -15,7 +15,6 @@ import (
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
-	"github.com/gpuscale/gpuscale/pkg/metricsadapter/query"
 )
 
 // GetExternalMetric returns the values of an external metric, one per
@@ -30,11 +29,7 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if err != nil {
 		return nil, err
 	}
-	req := query.Request{Series: e.series, Selector: metricSelector, GroupBy: query.GroupByLabels(metricSelector)}
-	if e.namespaceLabel != "" {
-		req.NamespaceLabel, req.Namespace = e.namespaceLabel, namespace
-	}
-	vec, q, err := p.runRule(ctx, e.rule, req, "external metric "+info.Metric)
+	vec, q, err := p.runRule(ctx, e.rule, externalRequest(e, namespace, metricSelector), "external metric "+info.Metric)
 	if err != nil {
 		return nil, err
 	}

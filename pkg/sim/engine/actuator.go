@@ -84,6 +84,12 @@ func (a simActuator) Uncordon(_ context.Context, c autoscaler.Uncordon) error {
 	return nil
 }
 
+// SetRequestConditions writes a ProvisioningRequest's status; the job
+// behind it reacts (gang.go).
+func (a simActuator) SetRequestConditions(_ context.Context, s autoscaler.SetRequestConditions) error {
+	return a.e.setRequestConditions(s)
+}
+
 func (simActuator) SoftTaint(context.Context, autoscaler.SoftTaint) error     { return nil }
 func (simActuator) SoftUntaint(context.Context, autoscaler.SoftUntaint) error { return nil }
 

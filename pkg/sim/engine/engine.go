@@ -116,6 +116,12 @@ type Engine struct {
 	// err is the first error of an action that cannot return one.
 	err error
 
+	// gangs are the jobs of several pods; requests those of them with an
+	// open ProvisioningRequest, in the order they were opened.
+	gangs    []*gangState
+	requests []*gangState
+	gangSeq  int
+
 	rec recorder
 
 	// done, turns, stopped and planned serve RunContext: a run stops at
@@ -283,6 +289,10 @@ func clock(t time.Duration) time.Time { return Epoch.Add(t) }
 func (e *Engine) handle(ev *event) error {
 	switch ev.kind {
 	case evSubmit:
+		if ev.pod.gang != nil {
+			e.submitGangPod(ev.pod)
+			return nil
+		}
 		e.submit(ev.pod)
 	case evFinish:
 		if ev.pod.gen == ev.gen && ev.pod.node != "" {

@@ -54,7 +54,9 @@ type Result struct {
 	// HPAChanges counts changes of a Deployment's replicas by its HPA.
 	HPAChanges int
 	// Loops is how many times the autoscaler's loop ran.
-	Loops  int
+	Loops int
+	// Gangs account for the jobs of several pods that start together.
+	Gangs  GangResult
 	Series Series
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
@@ -121,17 +123,23 @@ type recorder struct {
 	gpuProvTime  exactHours
 	gpuAllocated int64
 	waits        []time.Duration
-	submitted    int
-	finished     int
-	scaleUps     int
-	scaleDowns   int
-	evictions    int
-	loops        int
-	series       Series
-	demandList   []bound.Change
-	podDemand    []bound.PodChange
-	unserved     unservedRecorder
-	limits       limitWatch
+	// gangWaits are the waits of jobs of several pods, from arrival until
+	// all their pods ran; gangRequests and gangRequeues count the
+	// ProvisioningRequests they opened, and those opened again after a
+	// booking ran out or a request failed.
+	gangWaits                  []time.Duration
+	gangRequests, gangRequeues int
+	submitted                  int
+	finished                   int
+	scaleUps                   int
+	scaleDowns                 int
+	evictions                  int
+	loops                      int
+	series                     Series
+	demandList                 []bound.Change
+	podDemand                  []bound.PodChange
+	unserved                   unservedRecorder
+	limits                     limitWatch
 }
 
 func (r *recorder) init(e *Engine) {
@@ -262,6 +270,7 @@ func (e *Engine) result() *Result {
 		}
 	}
 	res.PendingAtEnd = len(e.pending)
+	e.gangResult(res)
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	res.Waits = waits
 	e.unservedResult(res)

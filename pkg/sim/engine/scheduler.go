@@ -46,6 +46,24 @@ func (e *Engine) schedulePass() error {
 	checker := predicates.New(e.snap)
 	kept := e.pending[:0]
 	for _, p := range e.pending {
+		if p.node != "" {
+			continue // bound with its gang
+		}
+		if g := p.gang; g != nil {
+			if g.gated || e.sched.failedAt[gangKey(g)] == mark {
+				kept = append(kept, p)
+				continue
+			}
+			ok, err := e.placeGang(checker, g)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				e.sched.failedAt[gangKey(g)] = mark
+				kept = append(kept, p)
+			}
+			continue
+		}
 		if e.sched.failedAt[p.w.key] == mark {
 			kept = append(kept, p)
 			continue
@@ -80,6 +98,9 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 	e.rec.gpuAllocated += p.w.gpus
 	if p.duration > 0 {
 		e.schedule(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})
+	}
+	if p.gang != nil {
+		e.gangBound(p.gang)
 	}
 	e.changed++
 	return nil

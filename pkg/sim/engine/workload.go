@@ -65,6 +65,9 @@ type simPod struct {
 	// its start time.
 	hpaPod  *v1.Pod
 	started metav1.Time
+	// gang is the job the pod is one of, when it starts only with the
+	// others.
+	gang *gangState
 }
 
 func (e *Engine) initWorkloads() error {
@@ -89,6 +92,14 @@ func (e *Engine) initWorkloads() error {
 			continue
 		}
 		for _, b := range cfg.Jobs {
+			if b.Gang > 1 {
+				for j := 0; j < b.Count/b.Gang; j++ {
+					if err := e.newGang(w, b.Gang, b.At.Duration, b.Duration.Duration); err != nil {
+						return err
+					}
+				}
+				continue
+			}
 			for j := 0; j < b.Count; j++ {
 				p, err := e.newPod(w, b.At.Duration, b.Duration.Duration)
 				if err != nil {

@@ -145,3 +145,29 @@ func TestThin(t *testing.T) {
 		t.Errorf("thin kept %d points from %d to %d", len(got), got[0], got[len(got)-1])
 	}
 }
+
+// Runs with jobs of several pods show their waits and requests; runs
+// without show no gang rows.
+func TestSummaryGangRows(t *testing.T) {
+	plain, _ := NewRun(nil, result("plain"))
+	var out bytes.Buffer
+	if err := WriteSummary(&out, []Run{plain}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "gang") {
+		t.Errorf("a run without gangs shows gang rows:\n%s", out.String())
+	}
+	res := result("gangs")
+	res.Gangs = engine.GangResult{Jobs: 3, NeverStarted: 1, Waits: []time.Duration{time.Minute, 3 * time.Minute, time.Hour},
+		Requests: 4, Requeues: 1}
+	gangs, _ := NewRun(nil, res)
+	out.Reset()
+	if err := WriteSummary(&out, []Run{gangs, plain}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gang jobs / never started", "3 / 1", "0 / 0", "3m0s / 1h0m0s / 1h0m0s", "4 (1)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -108,6 +108,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	row("pods submitted / never scheduled", func(r Run) string {
 		return fmt.Sprintf("%d / %d", r.Result.Submitted, r.Result.Unscheduled)
 	})
+	gangRows(runs, row)
 	row("scale-ups (nodes added)", func(r Run) string { return fmt.Sprintf("%d (%d)", r.Result.ScaleUps, r.Result.NodesAdded) })
 	row("scale-downs (nodes removed)", func(r Run) string { return fmt.Sprintf("%d", r.Result.NodesRemoved) })
 	row("pods evicted", func(r Run) string { return fmt.Sprintf("%d", r.Result.Evictions) })
@@ -155,4 +156,28 @@ func formatDuration(d time.Duration) string {
 	default:
 		return d.Round(time.Second).String()
 	}
+}
+
+// gangRows are the jobs of several pods that start together, when a run
+// has any: how many never started, their waits, and the
+// ProvisioningRequests they opened.
+func gangRows(runs []Run, row func(string, func(Run) string)) {
+	has := false
+	for _, r := range runs {
+		has = has || r.Result.Gangs.Jobs > 0
+	}
+	if !has {
+		return
+	}
+	row("gang jobs / never started", func(r Run) string {
+		return fmt.Sprintf("%d / %d", r.Result.Gangs.Jobs, r.Result.Gangs.NeverStarted)
+	})
+	row("gang wait p50 / p90 / p99", func(r Run) string {
+		g := &r.Result.Gangs
+		return fmt.Sprintf("%s / %s / %s", formatDuration(g.WaitPercentile(50)), formatDuration(g.WaitPercentile(90)),
+			formatDuration(g.WaitPercentile(99)))
+	})
+	row("ProvisioningRequests (opened again)", func(r Run) string {
+		return fmt.Sprintf("%d (%d)", r.Result.Gangs.Requests, r.Result.Gangs.Requeues)
+	})
 }

@@ -93,7 +93,7 @@ func (s *Scenario) SetDefaults() {
 		}
 		for j := range w.Jobs {
 			if w.Jobs[j].Count == 0 {
-				w.Jobs[j].Count = 1
+				w.Jobs[j].Count = max(1, w.Jobs[j].Gang)
 			}
 		}
 		if d := w.Deployment; d != nil && d.Load != nil && d.Load.Interpolation == "" {
@@ -254,6 +254,12 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 		}
 		if b.Count < 0 {
 			bad(p+".count", "must not be negative, got %d", b.Count)
+		}
+		switch {
+		case b.Gang < 0:
+			bad(p+".gang", "must not be negative, got %d", b.Gang)
+		case b.Gang > 1 && b.Count%b.Gang != 0:
+			bad(p+".count", "must be a multiple of gang %d, got %d", b.Gang, b.Count)
 		}
 		if b.Duration.Duration <= 0 {
 			bad(p+".duration", "must be positive, got %s", b.Duration.Duration)

@@ -160,11 +160,15 @@ type LoadPoint struct {
 }
 
 // JobBatch is Count pods submitted at At, each running for Duration once
-// scheduled.
+// scheduled. With Gang > 1 the pods come as jobs of Gang pods each (Count
+// a multiple of Gang): a job's pods start only when all of them can run,
+// as a gang scheduler places them, and with --enable-provisioning-requests
+// each job asks for its capacity through a ProvisioningRequest first.
 type JobBatch struct {
 	At       metav1.Duration `json:"at"`
 	Count    int             `json:"count,omitempty"`
 	Duration metav1.Duration `json:"duration"`
+	Gang     int             `json:"gang,omitempty"`
 }
 
 // PodCount is the number of pods the workload submits (Jobs) or starts

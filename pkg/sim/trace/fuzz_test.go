@@ -20,7 +20,7 @@ func checkWorkloads(t *testing.T, ws []scenario.Workload, input string) {
 			}
 		}
 		for _, b := range w.Jobs {
-			if b.At.Duration < 0 || b.Duration.Duration <= 0 || b.Count != 1 {
+			if b.At.Duration < 0 || b.Duration.Duration <= 0 || b.Count != max(1, b.Gang) {
 				t.Fatalf("%s: job at %s for %s (count %d) from %q", w.Name, b.At.Duration, b.Duration.Duration, b.Count, input)
 			}
 		}
@@ -35,6 +35,7 @@ func FuzzJobs(f *testing.F) {
 	f.Add("start,runtime,gpus\n0,10,1\n5,,1\n,3,1\n1,-1,1\n", "submit=start,duration=runtime,gpus=gpus")
 	f.Add("start,stop\n100,200\n2017-10-09 07:01:55,300\n", "submit=start,end=stop")
 	f.Add("start,d,c\n0,1,250.5\n\"\n\",1,1\n", "submit=start,duration=d,cpu=c,cpu-unit=milli")
+	f.Add("start,d,g,c\n0,60,32,64\n5,60,12,3\n9,60,8,1\n", "submit=start,duration=d,gpus=g,cpu=c,gpus-per-node=8")
 	f.Fuzz(func(t *testing.T, csv, columns string) {
 		cols, err := ParseJobColumns(columns)
 		if err != nil {
@@ -45,9 +46,14 @@ func FuzzJobs(f *testing.F) {
 			return
 		}
 		checkWorkloads(t, ws, csv)
-		n := 0
+		n := 0 // jobs: a gang of several pods is one
 		for _, w := range ws {
-			n += w.PodCount()
+			for _, b := range w.Jobs {
+				if b.Gang > 1 && (b.Count != b.Gang || cols.GPUsPerNode == 0) {
+					t.Fatalf("a gang of %d with %d pods (gpus-per-node %d)", b.Gang, b.Count, cols.GPUsPerNode)
+				}
+				n += b.Count / max(1, b.Gang)
+			}
 		}
 		rows := strings.Count(csv, "\n") // an upper bound: quoted cells may span lines
 		if n != st.Jobs || n+st.Skipped.Count() > rows {

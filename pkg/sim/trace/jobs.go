@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,11 +25,17 @@ type JobColumns struct {
 	CPUUnit string
 	// MemoryUnit is "MiB" (default), "GiB", "KiB" or "bytes".
 	MemoryUnit string
+	// GPUsPerNode, when set, splits a job of G GPUs with G > GPUsPerNode
+	// into a gang of ceil(G/GPUsPerNode) pods that start together, each
+	// asking for an equal share (rounded up) of the job's GPUs, cpu and
+	// memory: a multi-node job as a training operator runs it.
+	GPUsPerNode int64
 }
 
 // ParseJobColumns reads "submit=col,duration=col,gpus=col,cpu=col,memory=col"
 // plus optional "end=col", "time-unit=ms", "cpu-unit=milli",
-// "memory-unit=GiB". Unknown keys are an error naming them.
+// "memory-unit=GiB", "gpus-per-node=8". Unknown keys are an error naming
+// them.
 func ParseJobColumns(s string) (JobColumns, error) {
 	c := JobColumns{TimeUnit: time.Second, CPUUnit: "cores", MemoryUnit: "MiB"}
 	for _, part := range strings.Split(s, ",") {
@@ -63,8 +70,14 @@ func ParseJobColumns(s string) (JobColumns, error) {
 			c.CPUUnit = v
 		case "memory-unit":
 			c.MemoryUnit = v
+		case "gpus-per-node":
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("job columns: gpus-per-node: want a positive whole number, got %q", v)
+			}
+			c.GPUsPerNode = n
 		default:
-			return c, fmt.Errorf("job columns: unknown key %q (known: submit, duration, end, gpus, cpu, memory, time-unit, cpu-unit, memory-unit)", k)
+			return c, fmt.Errorf("job columns: unknown key %q (known: submit, duration, end, gpus, cpu, memory, time-unit, cpu-unit, memory-unit, gpus-per-node)", k)
 		}
 	}
 	return c, c.validate()
@@ -78,6 +91,10 @@ func (c JobColumns) validate() error {
 		return fmt.Errorf("job columns: give exactly one of duration and end")
 	case c.CPUUnit != "cores" && c.CPUUnit != "milli":
 		return fmt.Errorf("job columns: cpu-unit: want cores or milli, got %q", c.CPUUnit)
+	case c.GPUsPerNode < 0:
+		return fmt.Errorf("job columns: gpus-per-node: must not be negative, got %d", c.GPUsPerNode)
+	case c.GPUsPerNode > 0 && c.GPUs == "":
+		return fmt.Errorf("job columns: gpus-per-node: needs the gpus column")
 	}
 	if _, ok := memoryUnits[c.MemoryUnit]; !ok {
 		return fmt.Errorf("job columns: memory-unit: want bytes, KiB, MiB or GiB, got %q", c.MemoryUnit)
@@ -100,6 +117,8 @@ type JobStats struct {
 	// of the last.
 	Span     time.Duration
 	LastLine int
+	// Gangs are the jobs split into several pods (gpus-per-node).
+	Gangs int
 }
 
 // jobRow is one row read.
@@ -140,6 +159,7 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, JobStats
 		return nil, st, err
 	}
 	type job struct {
+		line           int
 		submit, run    float64
 		gpus, cpu, mem int64
 	}
@@ -159,7 +179,7 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, JobStats
 		if c.CPUUnit == "cores" {
 			cpu *= 1000
 		}
-		jobs = append(jobs, job{submit: row.submit, run: end - row.submit, gpus: int64(row.gpus), cpu: int64(math.Round(cpu)),
+		jobs = append(jobs, job{line: row.line, submit: row.submit, run: end - row.submit, gpus: int64(row.gpus), cpu: int64(math.Round(cpu)),
 			mem: int64(math.Round(row.mem * memoryUnits[c.MemoryUnit]))})
 		first = math.Min(first, row.submit)
 		if row.submit > last {
@@ -173,18 +193,35 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, JobStats
 	byKey := map[string]*scenario.Workload{}
 	var keys []string
 	for _, j := range jobs {
+		pods := int64(1)
+		if c.GPUsPerNode > 0 && j.gpus > c.GPUsPerNode {
+			pods = ceilDiv(j.gpus, c.GPUsPerNode)
+			if pods > maxGangPods {
+				return nil, st, fmt.Errorf("%s:%d: column %s: a job of %d GPUs on nodes of %d would be %d pods; at most %d",
+					name, j.line, c.GPUs, j.gpus, c.GPUsPerNode, pods, maxGangPods)
+			}
+			j.gpus, j.cpu, j.mem = ceilDiv(j.gpus, pods), ceilDiv(j.cpu, pods), ceilDiv(j.mem, pods)
+			st.Gangs++
+		}
 		key := fmt.Sprintf("c%d-m%d-g%d", j.cpu, j.mem, j.gpus)
+		if pods > 1 {
+			key += fmt.Sprintf("-x%d", pods)
+		}
 		w := byKey[key]
 		if w == nil {
 			w = &scenario.Workload{Name: "job-" + key, Namespace: scenario.DefaultNamespace, Pod: podTemplate(j.cpu, j.mem, j.gpus, "")}
 			byKey[key] = w
 			keys = append(keys, key)
 		}
-		w.Jobs = append(w.Jobs, scenario.JobBatch{
+		b := scenario.JobBatch{
 			At:       metav1.Duration{Duration: seconds(j.submit - first)},
-			Count:    1,
+			Count:    int(pods),
 			Duration: metav1.Duration{Duration: seconds(j.run)},
-		})
+		}
+		if pods > 1 {
+			b.Gang = int(pods)
+		}
+		w.Jobs = append(w.Jobs, b)
 	}
 	sort.Strings(keys)
 	out := make([]scenario.Workload, 0, len(keys))
@@ -192,6 +229,19 @@ func Jobs(name string, r io.Reader, c JobColumns) ([]scenario.Workload, JobStats
 		out = append(out, *byKey[k])
 	}
 	return out, st, nil
+}
+
+// maxGangPods bounds the pods one job of a jobs CSV becomes: the largest
+// public training jobs span a few thousand GPUs.
+const maxGangPods = 10000
+
+// ceilDiv is a/b rounded up, for positive b.
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 // readJobRows reads every row's cells and the latest time the trace holds.

@@ -103,4 +103,7 @@ func (ledger) SoftTaint(context.Context, autoscaler.SoftTaint) error            
 func (ledger) SoftUntaint(context.Context, autoscaler.SoftUntaint) error         { return nil }
 func (ledger) Cordon(context.Context, autoscaler.Cordon) error                   { return nil }
 func (ledger) Uncordon(context.Context, autoscaler.Uncordon) error               { return nil }
-func (ledger) RemoveNodes(context.Context, autoscaler.RemoveNodes)               {}
+func (ledger) SetRequestConditions(context.Context, autoscaler.SetRequestConditions) error {
+	return nil
+}
+func (ledger) RemoveNodes(context.Context, autoscaler.RemoveNodes) {}

@@ -3,6 +3,7 @@ package explain_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
 	explainpkg "github.com/gpuscale/gpuscale/pkg/explain"
@@ -22,15 +24,19 @@ import (
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
-// One cluster, every kind of answer: a pod that triggered a scale-up, a pod
-// too big for every group, nodes kept by a PodDisruptionBudget and by a pod
-// without a controller, an HPA whose metrics cannot be read, the model's
-// arithmetic on the HPA's real pods, and the errors for what is missing.
+// One cluster, every kind of answer: a pod that triggered a scale-up and
+// why its group won, a pod too big for every group, nodes kept by a
+// PodDisruptionBudget and by a pod without a controller, a node the
+// autoscaler removed, the cluster and a node group, the upstream
+// cluster_autoscaler_* series as a real Prometheus scrapes them, an HPA whose metrics
+// cannot be read, the model's arithmetic on the HPA's real pods, and the
+// errors for what is missing or wrongly asked.
 func TestExplain(t *testing.T) {
 	c := cluster.Start(t, cluster.Options{})
 	ctx := context.Background()
 	cpuNode(t, c.Client, "cpu-pdb")
 	cpuNode(t, c.Client, "cpu-bare")
+	cpuNode(t, c.Client, "cpu-empty")
 	one := intstr.FromInt32(1)
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: "default"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
@@ -43,7 +49,7 @@ func TestExplain(t *testing.T) {
 		p, err := c.Client.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guarded", metav1.GetOptions{})
 		return err == nil && p.Status.ExpectedPods == 1 && p.Status.DisruptionsAllowed == 0
 	})
-	startAutoscaler(t, c)
+	prom := scrapeAutoscaler(t, startAutoscaler(t, c))
 	gpuDeployment(t, c.Client, "gpu-web", 1)
 	barePod(t, c.Client, "too-big", "", "64")
 
@@ -57,12 +63,85 @@ func TestExplain(t *testing.T) {
 			pod = l.Items[0].InvolvedObject.Name
 			return true
 		})
-		out := explain(t, c, "pod", "default/"+pod)
-		mustContain(t, out, "pod default/"+pod+":", "triggered a scale-up", "{gpu 0->1 (max: 2)}")
+		out := explain(t, c, "pod/"+pod, "-n", "default")
+		mustContain(t, out, "pod default/"+pod+":", "triggered a scale-up", "{gpu 0->1 (max: 2)}",
+			"scale-up of node group gpu from 0 to 1 for 1 pod(s)", "the expanders weighed 2 option(s)",
+			"    gpu: 1 node(s) for 1 pod(s): chosen\n",
+			"    gpu-big: 1 node(s) for 1 pod(s): dropped by least-waste: waste 2.859, the best had waste 1.875\n")
+
+		// -o json is the structured answer: each option's verdict as data.
+		var ans struct {
+			Kind string `json:"kind"`
+			Pod  struct {
+				ScaleUps []struct {
+					Group   string `json:"group"`
+					Options []struct {
+						Group     string `json:"group"`
+						Chosen    bool   `json:"chosen"`
+						DroppedBy string `json:"droppedBy"`
+					} `json:"options"`
+				} `json:"scaleUps"`
+			} `json:"pod"`
+		}
+		if err := json.Unmarshal([]byte(explain(t, c, "pod", pod, "-n", "default", "-o", "json")), &ans); err != nil {
+			t.Fatal(err)
+		}
+		if ans.Kind != "pod" || len(ans.Pod.ScaleUps) != 1 || ans.Pod.ScaleUps[0].Group != "gpu" {
+			t.Fatalf("answer %+v", ans)
+		}
+		chosen, dropped := "", ""
+		for _, o := range ans.Pod.ScaleUps[0].Options {
+			if o.Chosen {
+				chosen = o.Group
+			}
+			if o.DroppedBy == "least-waste" {
+				dropped = o.Group
+			}
+		}
+		if chosen != "gpu" || dropped != "gpu-big" {
+			t.Errorf("chosen %q, dropped %q; want gpu over gpu-big", chosen, dropped)
+		}
 	})
 	t.Run("pod too big for every group", func(t *testing.T) {
+		// The earlier NAMESPACE/NAME form still works.
 		out := explainUntil(t, c, []string{"did not trigger a scale-up"}, "pod", "default/too-big")
-		mustContain(t, out, "node group cpu: ", "node group gpu: ", "kube-scheduler: 0/")
+		mustContain(t, out, "node group cpu: ", "node group gpu: ", "node group gpu-big: ", "kube-scheduler: 0/")
+	})
+	t.Run("node removed by the autoscaler", func(t *testing.T) {
+		out := explainUntil(t, c, []string{"was removed by the autoscaler"}, "node", "cpu-empty")
+		mustContain(t, out, "it was empty (no pod had to move)", "node group: cpu", "removal began ", "removal done ",
+			"Scale-down: removing empty node cpu-empty")
+	})
+	t.Run("node group", func(t *testing.T) {
+		out := explainUntil(t, c, []string{"removal ", "cpu-empty: it was empty"}, "ng/cpu")
+		mustContain(t, out, "nodegroup cpu: target ", "(min 0, max 4)", "nodes: ", "scale-up: NoActivity")
+		out = explainUntil(t, c, []string{"scaled up "}, "nodegroup", "gpu")
+		mustContain(t, out, "nodegroup gpu: target 1 (min 0, max 2)", "Scale-up: setting group gpu size to 1 instead of 0")
+	})
+	t.Run("metrics scraped by Prometheus", func(t *testing.T) {
+		// After the scale-up and the removal above, dashboards and alerts
+		// written for upstream find their series.
+		checkUpstreamMetrics(t, prom)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		out := explainUntil(t, c, []string{"cluster: healthy, autoscaling"}, "cluster")
+		mustContain(t, out, "health: Healthy since ", "nodes: ", "registered (", "scale-down: ",
+			"pending pods no scale-up helps: 1 in 1 group(s)", "nodes kept, by reason: ")
+		var ans struct {
+			Kind    string `json:"kind"`
+			Cluster struct {
+				Health struct {
+					SafeToAutoscale bool `json:"safeToAutoscale"`
+				} `json:"health"`
+				PendingPods int `json:"pendingPods"`
+			} `json:"cluster"`
+		}
+		if err := yaml.Unmarshal([]byte(explain(t, c, "cluster", "-o", "yaml")), &ans); err != nil {
+			t.Fatal(err)
+		}
+		if ans.Kind != "cluster" || !ans.Cluster.Health.SafeToAutoscale || ans.Cluster.PendingPods != 1 {
+			t.Errorf("answer %+v", ans)
+		}
 	})
 	t.Run("node kept by a PodDisruptionBudget", func(t *testing.T) {
 		out := explainUntil(t, c, []string{"cannot be moved (NotEnoughPdb)"}, "node", "cpu-pdb")
@@ -86,8 +165,8 @@ func TestExplain(t *testing.T) {
 		}
 		// No metrics API runs here: the controller and the model must agree
 		// that the CPU metric cannot be read.
-		out := explainUntil(t, c, []string{"not scaling: FailedGetResourceMetric"}, "hpa", "default/gpu-web")
-		mustContain(t, out, "metric resource cpu: current unknown, target 50% of request",
+		out := explainUntil(t, c, []string{"not scaling: FailedGetResourceMetric"}, "hpa", "gpu-web", "-n", "default")
+		mustContain(t, out, "metric resource cpu: current unknown, target 50% of request\n    from metrics.k8s.io\n",
 			"condition ScalingActive=False (FailedGetResourceMetric)",
 			"cannot be computed: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API",
 			"no replica count could be computed")
@@ -98,12 +177,12 @@ func TestExplain(t *testing.T) {
 			return err == nil && len(l.Items) == 1 && l.Items[0].Status.Phase == v1.PodRunning
 		})
 		o := explainpkg.DefaultOptions()
-		o.Client, o.Namespace, o.Metrics = c.Client, ns, cpuAt{c.Client, 900}
+		o.Client, o.AutoscalerNamespace, o.Metrics = c.Client, ns, cpuAt{c.Client, 900}
 		e, err := explainpkg.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := e.HPA(ctx, "default/gpu-web")
+		r, err := e.HPA(ctx, explainpkg.Target{Kind: explainpkg.KindHPA, Namespace: "default", Name: "gpu-web"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,12 +193,18 @@ func TestExplain(t *testing.T) {
 			"limited to 2: the desired replica count is more than the maximum replica count (TooManyReplicas)",
 			"result: scale from 1 to 2")
 	})
-	t.Run("missing objects", func(t *testing.T) {
+	t.Run("missing objects and wrong forms", func(t *testing.T) {
 		mustContain(t, explainErr(t, c, "pod", "default/nope"), "pod default/nope not found")
-		mustContain(t, explainErr(t, c, "node", "nope"), "node nope not found")
-		mustContain(t, explainErr(t, c, "hpa", "default/nope"), "HorizontalPodAutoscaler default/nope not found")
-		mustContain(t, explainErr(t, c, "node", "cpu-pdb", "--namespace", "elsewhere"),
+		mustContain(t, explainErr(t, c, "node", "nope"), "node nope not found, and no event of the autoscaler names it")
+		mustContain(t, explainErr(t, c, "hpa/nope", "-n", "default"), "HorizontalPodAutoscaler default/nope not found")
+		mustContain(t, explainErr(t, c, "node", "cpu-pdb", "--autoscaler-namespace", "elsewhere"),
 			"status ConfigMap elsewhere/cluster-autoscaler-status not found")
+		// -n in its earlier meaning, the autoscaler's namespace.
+		mustContain(t, explainErr(t, c, "node", "cpu-pdb", "-n", ns), `-n/--namespace "kube-system": nodes have no namespace`, "--autoscaler-namespace")
+		mustContain(t, explainErr(t, c, "pod", "too-big", "-n", ns), "pod kube-system/too-big not found",
+			"-n/--namespace now names the pod's own namespace")
+		mustContain(t, explainErr(t, c, "default/too-big"), `"default" is not a pod, node`, "explain pod/too-big -n default")
+		mustContain(t, explainErr(t, c, "pod", "x", "-o", "xml"), `-o/--output: "xml" is not a format`)
 	})
 }
 
@@ -200,7 +285,7 @@ func run(c *cluster.Cluster, args ...string) (string, error) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	// Flags given by the caller come last, so they win.
-	cmd.SetArgs(append([]string{"explain", "--kubeconfig", c.Kubeconfig, "--namespace", ns}, args...))
+	cmd.SetArgs(append([]string{"explain", "--kubeconfig", c.Kubeconfig, "--autoscaler-namespace", ns}, args...))
 	err := cmd.Execute()
 	return out.String(), err
 }

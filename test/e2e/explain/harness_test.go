@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ import (
 // ns holds the autoscaler's status ConfigMap.
 const ns = "kube-system"
 
-// kwokGroups: a GPU group that starts empty and a CPU group whose nodes the
-// test registers itself.
+// kwokGroups: two GPU groups that start empty (least-waste prefers the
+// small one for a one-GPU pod) and a CPU group whose nodes the test
+// registers itself.
 const kwokGroups = `
 provisioningDelay: 1s
 nodeGroups:
@@ -39,6 +41,15 @@ nodeGroups:
     labels: {k8s.amazonaws.com/accelerator: nvidia-a10g}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
     capacity: {cpu: "4", memory: 16Gi, pods: "110", nvidia.com/gpu: "1"}
+- name: gpu-big
+  minSize: 0
+  maxSize: 1
+  instanceType: p4d.24xlarge
+  zone: us-east-1a
+  template:
+    labels: {k8s.amazonaws.com/accelerator: nvidia-a100}
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+    capacity: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "8"}
 - name: cpu
   minSize: 0
   maxSize: 4
@@ -49,9 +60,11 @@ nodeGroups:
 `
 
 // startAutoscaler runs the live controller in the test process until the
-// test ends. Nodes stay unneeded for an hour before removal, so the nodes
-// the test asks about stay put.
-func startAutoscaler(t *testing.T, c *cluster.Cluster) {
+// test ends, with the least-waste expander, and returns the loopback
+// address of its /metrics. Unneeded nodes go after 2 s, and 3 s after a
+// scale-up at the earliest: the nodes the test asks to be kept are kept by
+// their pods.
+func startAutoscaler(t *testing.T, c *cluster.Cluster) string {
 	t.Helper()
 	cfg, err := kwok.ParseConfig([]byte(kwokGroups))
 	if err != nil {
@@ -59,16 +72,32 @@ func startAutoscaler(t *testing.T, c *cluster.Cluster) {
 	}
 	o := controller.DefaultOptions()
 	o.ScanInterval = time.Second
-	o.Address = ""
+	o.Address = freeAddress(t)
 	o.LeaderElection.Enabled = false
-	o.Autoscaler.ScaleDown.UnneededTime = time.Hour
-	o.Autoscaler.ScaleDown.DelayAfterAdd = 0
+	o.Autoscaler.ScaleDown.UnneededTime = 2 * time.Second
+	o.Autoscaler.ScaleDown.DelayAfterAdd = 3 * time.Second
+	o.Autoscaler.ScaleUp.Expander = "least-waste"
 	var sink io.Writer = io.Discard
 	if os.Getenv("E2E_LOG") == "1" {
 		sink = os.Stderr
 	}
 	o.Logger = slog.New(slog.NewTextHandler(sink, nil))
 	c.StartAutoscaler(t, cfg, o)
+	return o.Address
+}
+
+// freeAddress is a loopback address with a port free a moment ago.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // cpuNode registers a node of the kwok "cpu" group.
