@@ -21,6 +21,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
@@ -274,20 +275,26 @@ func (l *loop) plan() error {
 }
 
 // scaleDown plans removals with the pending pods that will schedule on
-// registered nodes placed there, so their room is not given away.
+// registered nodes placed there, so their room is not given away: their
+// claims' devices too, allocated as the scheduler will allocate them.
 func (l *loop) scaleDown() (scaledown.Plan, error) {
 	s := l.in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()
+	var checker *predicates.Checker
 	place := func(pod *v1.Pod, node string) error {
-		if s.Node(node) == nil {
+		ni := s.Node(node)
+		if ni == nil {
 			return nil // an upcoming node: not in the real cluster
 		}
 		pi, err := snapshot.NewPodInfo(pod)
 		if err != nil {
 			return err
 		}
-		return s.AddPodInfo(pi, node)
+		if checker == nil && len(pod.Spec.ResourceClaims) > 0 {
+			checker = predicates.New(s)
+		}
+		return bindWithClaims(s, checker, pi, ni)
 	}
 	for i, pod := range l.upPlan.WillSchedule {
 		if err := place(pod, l.upPlan.Placements[i]); err != nil {
@@ -307,6 +314,22 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil
+}
+
+// bindWithClaims binds a pod the scheduler is expected to put on ni: a pod
+// with resource claims through checker, so that its claims are allocated
+// devices of ni and no other pod is given them; a pod that finds no devices
+// there any more (an earlier pod took them) is bound without them, holding
+// its cpu and memory. checker may be nil for a pod without claims.
+func bindWithClaims(s *snapshot.Snapshot, checker *predicates.Checker, pi *snapshot.PodInfo, ni *snapshot.NodeInfo) error {
+	if len(pi.Pod.Spec.ResourceClaims) == 0 {
+		return s.AddPodInfo(pi, ni.Name())
+	}
+	r, err := checker.Place(pi, ni)
+	if err != nil || r.Fits() {
+		return err
+	}
+	return s.AddPodInfo(pi, ni.Name())
 }
 
 // actions turns the halves' plans into actions and notes the removals

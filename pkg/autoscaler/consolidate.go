@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
+	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -62,10 +63,13 @@ func (l *loop) consolidate() ([]Action, error) {
 	return acts, nil
 }
 
-// moveEvicted places a removal's pods where the simulation expects them.
+// moveEvicted places a removal's pods where the simulation expects them,
+// their claims allocated devices of the new node.
 func moveEvicted(s *snapshot.Snapshot, moves []scaledown.Move) error {
+	var checker *predicates.Checker
 	for _, m := range moves {
-		if s.Node(m.To) == nil {
+		ni := s.Node(m.To)
+		if ni == nil {
 			continue
 		}
 		if err := s.RemovePod(m.Pod.Namespace, m.Pod.Name); err != nil {
@@ -73,7 +77,14 @@ func moveEvicted(s *snapshot.Snapshot, moves []scaledown.Move) error {
 		}
 		p := m.Pod.DeepCopy()
 		p.Spec.NodeName = m.To
-		if err := s.AddPod(p); err != nil {
+		pi, err := snapshot.NewPodInfo(p)
+		if err != nil {
+			return err
+		}
+		if checker == nil && len(p.Spec.ResourceClaims) > 0 {
+			checker = predicates.New(s)
+		}
+		if err := bindWithClaims(s, checker, pi, ni); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -50,7 +51,7 @@ var _ actuation.Actuator = (*liveActuator)(nil)
 
 func (a *liveActuator) DecreaseTarget(ctx context.Context, d autoscaler.DecreaseTarget) error {
 	if d.Reason == "Timeout" {
-		a.metrics.failedScaleUps.WithLabelValues(append([]string{"timeout"}, gpuLabels(a.template(d.Group))...)...).Inc()
+		a.metrics.failedScaleUps.WithLabelValues(append([]string{"timeout"}, a.groupLabels(d.Group)...)...).Inc()
 	}
 	a.log.Info("lowering a target for nodes that never came", "group", d.Group, "delta", d.Delta, "reason", d.Reason, "why", d.Message)
 	return a.cp.DecreaseTargetSize(ctx, d.Group, d.Delta)
@@ -78,8 +79,7 @@ func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteI
 }
 
 func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
-	tmpl := a.template(su.Group)
-	labels := gpuLabels(tmpl)
+	labels := a.groupLabels(su.Group)
 	if err := a.cp.IncreaseSize(ctx, su.Group, su.Delta); err != nil {
 		a.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, labels...)...).Inc()
 		a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
@@ -98,13 +98,29 @@ func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error
 }
 
 // template is a group's template node, nil when unknown.
-func (a *liveActuator) template(group string) *v1.Node {
+func (a *liveActuator) groupLabels(group string) []string {
 	for _, g := range a.cp.NodeGroups() {
 		if g.ID == group {
-			return g.Template
+			return gpuLabels(g.Template, g.TemplateSlices)
 		}
 	}
-	return nil
+	return gpuLabels(nil, nil)
+}
+
+// templateSlices are the template ResourceSlices of the groups of r's
+// nodes, read here on the loop's goroutine for the removal's metric labels.
+func (a *liveActuator) templateSlices(r autoscaler.RemoveNodes) map[string][]*resourceapi.ResourceSlice {
+	want := map[string]bool{}
+	for _, rm := range r.Removals {
+		want[rm.Group] = true
+	}
+	out := map[string][]*resourceapi.ResourceSlice{}
+	for _, g := range a.cp.NodeGroups() {
+		if want[g.ID] && len(g.TemplateSlices) > 0 {
+			out[g.ID] = g.TemplateSlices
+		}
+	}
+	return out
 }
 
 func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) error {
@@ -154,10 +170,11 @@ func (a *liveActuator) Uncordon(ctx context.Context, c autoscaler.Uncordon) erro
 
 // RemoveNodes runs the batch in the background (removal.go).
 func (a *liveActuator) RemoveNodes(ctx context.Context, r autoscaler.RemoveNodes) {
+	slices := a.templateSlices(r)
 	a.drains.Add(1)
 	go func() {
 		defer a.drains.Done()
-		a.removeBatch(ctx, r)
+		a.removeBatch(ctx, r, slices)
 	}()
 }
 

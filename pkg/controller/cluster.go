@@ -30,7 +30,10 @@ type listers struct {
 	// replicaSets and rcs give --min-replica-count its replica counts.
 	replicaSets appslisters.ReplicaSetLister
 	rcs         corelisters.ReplicationControllerLister
-	informers   []namedInformer
+	// dra reads resource.k8s.io/v1; nil where the API server does not
+	// serve it.
+	dra       *draListers
+	informers []namedInformer
 }
 
 // namedInformer is an informer and the resource it watches, for reports.
@@ -42,8 +45,9 @@ type namedInformer struct {
 // newListers registers the informers the loop needs. ReplicaSets and
 // ReplicationControllers give --min-replica-count its replica counts;
 // StatefulSets and Jobs are watched too so that drain rules can later check
-// that a pod's controller exists.
-func newListers(f informers.SharedInformerFactory) *listers {
+// that a pod's controller exists. withDRA adds the resource.k8s.io/v1
+// informers (servesDRA).
+func newListers(f informers.SharedInformerFactory, withDRA bool) *listers {
 	core, apps := f.Core().V1(), f.Apps().V1()
 	l := &listers{
 		nodes:       core.Nodes().Lister(),
@@ -66,6 +70,11 @@ func newListers(f informers.SharedInformerFactory) *listers {
 		{"daemonsets", apps.DaemonSets().Informer()}, {"replicasets", apps.ReplicaSets().Informer()},
 		{"replicationcontrollers", core.ReplicationControllers().Informer()},
 		{"statefulsets", apps.StatefulSets().Informer()}, {"jobs", f.Batch().V1().Jobs().Informer()},
+	}
+	if withDRA {
+		var infs []namedInformer
+		l.dra, infs = newDRAListers(f)
+		l.informers = append(l.informers, infs...)
 	}
 	return l
 }

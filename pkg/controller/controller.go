@@ -164,7 +164,16 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		mirror:   newMirror(),
 		live:     &liveness{limits: opts.Liveness, clock: opts.Clock},
 	}
-	c.listers = newListers(c.factory)
+	withDRA, err := servesDRA(client.Discovery())
+	if err != nil {
+		return nil, err
+	}
+	if withDRA {
+		opts.Logger.Info("watching Dynamic Resource Allocation objects: resource.k8s.io/v1 deviceclasses, resourceclaims, resourceclaimtemplates, resourceslices")
+	} else {
+		opts.Logger.Info("the API server does not serve resource.k8s.io/v1: Dynamic Resource Allocation claims and slices are not watched")
+	}
+	c.listers = newListers(c.factory, withDRA)
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})

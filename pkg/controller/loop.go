@@ -97,7 +97,7 @@ func (c *Controller) queueFailedCreations(now time.Time) {
 		return
 	}
 	for _, f := range r.FailedCreations() {
-		c.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, gpuLabels(c.cluster.template(f.Group))...)...).Inc()
+		c.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, c.cluster.groupLabels(f.Group)...)...).Inc()
 		c.metrics.failedCreations.WithLabelValues(f.Class).Add(float64(f.Count))
 		c.log.Error("node creation failed; backing the group off", "group", f.Group, "count", f.Count,
 			"class", f.Class, "code", f.Code, "message", f.Message)

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
@@ -157,8 +158,11 @@ func flag(b bool) float64 {
 
 // gpuLabels are the gpu_resource_name and gpu_name labels of a node or a
 // group's template: its first accelerator resource and its accelerator
-// type; empty for nodes without accelerators.
-func gpuLabels(n *v1.Node) []string {
+// type; for a node whose accelerators are DRA devices (slices, the
+// group's template slices), the driver and the type as --gpu-total counts
+// them (limits.TemplateTotals: the node's type label, else the driver);
+// empty for nodes without accelerators.
+func gpuLabels(n *v1.Node, slices []*resourceapi.ResourceSlice) []string {
 	if n == nil {
 		return []string{"", ""}
 	}
@@ -167,6 +171,15 @@ func gpuLabels(n *v1.Node) []string {
 			if gpu.IsGPUResource(name) && !q.IsZero() {
 				return []string{string(name), limits.Type(n)}
 			}
+		}
+	}
+	for _, sl := range slices {
+		if gpu.IsAcceleratorDriver(sl.Spec.Driver) && len(sl.Spec.Devices) > 0 {
+			typ := limits.Type(n)
+			if typ == string(gpu.ResourceName) {
+				typ = sl.Spec.Driver
+			}
+			return []string{sl.Spec.Driver, typ}
 		}
 	}
 	if gpu.HasAcceleratorLabel(n) {

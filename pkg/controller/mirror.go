@@ -25,6 +25,7 @@ type mirror struct {
 	snap  *snapshot.Snapshot
 	nodes map[string]mirroredNode
 	pods  map[podKey]mirroredPod
+	dra   draKeys
 	loop  uint64 // counts syncs; a pod not seen in the latest is gone
 }
 
@@ -70,6 +71,11 @@ func (m *mirror) sync(l *listers, cp cloudprovider.CloudProvider) (*view, error)
 	}
 	if err := m.syncPods(l, v); err != nil {
 		return nil, err
+	}
+	if l.dra != nil {
+		if err := m.syncDRAClaims(l.dra); err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	if v.daemonSets, err = l.daemonSets.List(labels.Everything()); err != nil {
@@ -239,7 +245,8 @@ func sortByNode(pods []*v1.Pod) {
 }
 
 // syncObjects sets the namespaces, volumes, claims and storage classes and
-// forgets those gone; they are few.
+// forgets those gone; they are few. DRA device classes, claim templates and
+// slices follow, set only where they changed.
 func (m *mirror) syncObjects(l *listers) error {
 	nss, err := l.namespaces.List(labels.Everything())
 	if err != nil {
@@ -296,6 +303,9 @@ func (m *mirror) syncObjects(l *listers) error {
 		if !keep[sc.Name] {
 			m.snap.RemoveStorageClass(sc.Name)
 		}
+	}
+	if l.dra != nil {
+		return m.syncDRADevices(l.dra)
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // removed, pods added, changed, finished and removed with their node.
 func TestMirrorMatchesAFreshSnapshot(t *testing.T) {
 	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	l := newListers(f)
+	l := newListers(f, false)
 	nodes := f.Core().V1().Nodes().Informer().GetIndexer()
 	pods := f.Core().V1().Pods().Informer().GetIndexer()
 	cp := &groupsProvider{groups: []string{"a", "b"}}

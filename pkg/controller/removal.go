@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -32,8 +33,10 @@ import (
 //     through the cloud provider, in parallel (the planner already bounded
 //     the batch by --max-drain-parallelism).
 //
-// Every removal ends in one outcome, queued for the next loop.
-func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes) {
+// Every removal ends in one outcome, queued for the next loop. slices are
+// the template ResourceSlices of the nodes' groups, for the metric labels
+// of DRA nodes.
+func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, slices map[string][]*resourceapi.ResourceSlice) {
 	var tainted []scaledown.Removal
 	for _, rm := range r.Removals {
 		if err := addTaint(ctx, a.client, rm.Node, toBeDeletedTaint(a.clock.Now())); err != nil {
@@ -56,7 +59,7 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 			a.untaint(ctx, rm)
 			a.aborted(rm, why)
 		default:
-			ready = append(ready, removalWork{rm, pods})
+			ready = append(ready, removalWork{rm, pods, slices[rm.Group]})
 		}
 	}
 	var wg sync.WaitGroup
@@ -75,6 +78,8 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 type removalWork struct {
 	rm   scaledown.Removal
 	pods []*v1.Pod
+	// slices are the group's template slices (metric labels).
+	slices []*resourceapi.ResourceSlice
 }
 
 // recheck reads the node's pods and says why the plan no longer holds
@@ -135,7 +140,7 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 		a.failed(ctx, rm, "deleting the node", err)
 		return
 	}
-	labels := append([]string{metricsRemovalReason(rm)}, gpuLabels(node)...)
+	labels := append([]string{metricsRemovalReason(rm)}, gpuLabels(node, w.slices)...)
 	a.metrics.scaledDownNodes.WithLabelValues(labels...).Inc()
 	if labels[1] != "" {
 		a.metrics.scaledDownGPU.WithLabelValues(labels...).Inc()

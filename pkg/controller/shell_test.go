@@ -98,7 +98,7 @@ func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
 	act.removeBatch(context.Background(), autoscaler.RemoveNodes{Removals: []scaledown.Removal{
 		{Node: "busy", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "elsewhere"}}},
 		{Node: "empty", Group: "g", Empty: true},
-	}})
+	}}, nil)
 	var aborted, done []string
 	for _, o := range q.Take() {
 		switch o := o.(type) {
@@ -213,7 +213,7 @@ func TestCacheSyncTimeout(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	w := newWatchReporter(quiet(), clk, newMetrics(), 30*time.Second)
 	w.report("nodes", io.ErrUnexpectedEOF)
-	l := newListers(informers.NewSharedInformerFactory(fake.NewClientset(), 0)) // never started
+	l := newListers(informers.NewSharedInformerFactory(fake.NewClientset(), 0), false) // never started
 	done := make(chan error, 1)
 	go func() { done <- w.waitForSync(context.Background(), l, time.Minute) }()
 	for {

@@ -104,7 +104,7 @@ func Pack(s *snapshot.Snapshot, t *Template, classes [][]*snapshot.PodInfo, opts
 			}
 			if !placed && hostnameSpread {
 				if ni := firstFit(pc, existing); ni != nil {
-					if err := s.AddPodInfo(pi, ni.Name()); err != nil {
+					if err := pc.Place(pi, ni); err != nil { // with its claims' devices
 						return est, err
 					}
 					est.Placed[ci]++

@@ -54,3 +54,39 @@ func TestHostnameSpreadUsesExistingNodes(t *testing.T) {
 		t.Errorf("the snapshot keeps %d estimated pods on the existing node", len(s.Node("oldnode").Pods))
 	}
 }
+
+// A pod spread over hostnames that goes to an existing node takes the
+// devices its claim needs there: with one GPU on the existing node and one
+// per new node, three pods claiming a GPU each need two new nodes, not
+// none.
+func TestHostnameSpreadOnExistingNodesAllocatesClaims(t *testing.T) {
+	const driver = "gpu.example.com"
+	s := snapshot.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.AddNode(builder.Node("oldnode").CPU("4").Label(v1.LabelHostname, "oldnode").Build()))
+	must(s.SetResourceSlice(builder.NodeSlice("oldnode", driver, builder.Devices("gpu", 1)...)))
+	must(s.SetDeviceClass(builder.DeviceClass("gpu", `device.driver == "gpu.example.com"`)))
+	must(s.SetResourceClaimTemplate(builder.ClaimTemplate("one-gpu", builder.Claim("spec").Request("gpu", "gpu", 1).Build())))
+	g := builder.NodeGroup("g").Template(builder.Node("t").CPU("4").Build()).
+		TemplateSlices(builder.NodeSlice("t", driver, builder.Devices("gpu", 1)...)).Build()
+	must(s.SetNodeGroup(g))
+	tpl, err := estimator.NewTemplate(&g, nil)
+	must(err)
+	spread := pods("trainer", 3, func(b *builder.PodBuilder) *builder.PodBuilder {
+		return b.CPU("100m").Label("app", "trainer").Spread(v1.LabelHostname, 1, "app", "trainer").ResourceClaimTemplate("gpu", "one-gpu")
+	})
+	est, err := estimator.Pack(s, tpl, classesOf(t, spread), estimator.Options{MaxNodes: 5})
+	must(err)
+	if est.PodCount != 3 || est.NodeCount != 2 || est.OnExisting != 1 {
+		t.Errorf("packed %d pods on %d new nodes (%d on the existing one), want 3 on 2 new nodes and 1 on the existing one",
+			est.PodCount, est.NodeCount, est.OnExisting)
+	}
+	if s.AllocatedDeviceCount() != 0 {
+		t.Errorf("the snapshot keeps %d estimated allocations", s.AllocatedDeviceCount())
+	}
+}

@@ -107,6 +107,10 @@ func (s *Snapshot) SetDeviceClass(c *resourceapi.DeviceClass) error {
 	return nil
 }
 
+// RemoveDeviceClass removes a DeviceClass by name; a name not in the
+// snapshot is no error.
+func (s *Snapshot) RemoveDeviceClass(name string) { deleteObject(s, s.dra.classes, name) }
+
 // DeviceClass returns a DeviceClass by name, or nil.
 func (s *Snapshot) DeviceClass(name string) *resourceapi.DeviceClass { return s.dra.classes[name] }
 
@@ -140,6 +144,34 @@ func (s *Snapshot) SetResourceClaimTemplate(t *resourceapi.ResourceClaimTemplate
 		}
 	}})
 	return nil
+}
+
+// ResourceClaimTemplates returns every template sorted by namespace and
+// name.
+func (s *Snapshot) ResourceClaimTemplates() []*resourceapi.ResourceClaimTemplate {
+	out := make([]*resourceapi.ResourceClaimTemplate, 0, len(s.dra.templates))
+	for _, t := range s.dra.templates {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// RemoveResourceClaimTemplate removes a template; one not in the snapshot is
+// no error.
+func (s *Snapshot) RemoveResourceClaimTemplate(namespace, name string) {
+	k := claimKey{namespace, name}
+	old, had := s.dra.templates[k]
+	if !had {
+		return
+	}
+	delete(s.dra.templates, k)
+	s.changed(change{kind: changeObject, restore: func() { s.dra.templates[k] = old }})
 }
 
 // ResourceClaimTemplate returns a template by namespace and name, or nil.

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -220,5 +221,28 @@ func TestAddPodInfoWithClaimsRefusesMismatchedAllocations(t *testing.T) {
 	err = s.AddPodInfoWithClaims(pi, "n1", []*resourceapi.AllocationResult{nil})
 	if err == nil || !strings.Contains(err.Error(), "1 allocations for 2 resource claims") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Exported and built again, a snapshot keeps its DRA objects: the claims
+// with the allocations and reservations they had, the devices held.
+func TestDRAObjectsExportAndImport(t *testing.T) {
+	s := draSnapshot(t)
+	must(t, s.SetResourceClaimTemplate(builder.ClaimTemplate("one", builder.Claim("spec").Request("gpu", "gpu", 1).Build())))
+	pod := builder.Pod("p").OnNode("n1").ResourceClaim("c").Build()
+	must(t, s.SetResourceClaim(builder.Claim("c").Request("gpu", "gpu", 1).Allocated("n1", driver, []string{"gpu-0"}, pod).Build()))
+	must(t, s.AddPod(pod))
+	o := s.Export()
+	if len(o.DeviceClasses) == 0 || len(o.ResourceClaimTemplates) != 1 || len(o.ResourceClaims) != 1 || len(o.ResourceSlices) == 0 {
+		t.Fatalf("exported %d classes, %d templates, %d claims, %d slices", len(o.DeviceClasses), len(o.ResourceClaimTemplates),
+			len(o.ResourceClaims), len(o.ResourceSlices))
+	}
+	back, err := snapshot.FromObjects(o)
+	must(t, err)
+	if got, want := back.Export(), o; !reflect.DeepEqual(got, want) {
+		t.Fatalf("built again: %+v\nwant %+v", got, want)
+	}
+	if back.AllocatedDeviceCount() != s.AllocatedDeviceCount() || back.AllocatedDeviceCount() == 0 {
+		t.Errorf("%d devices held after import, want %d", back.AllocatedDeviceCount(), s.AllocatedDeviceCount())
 	}
 }

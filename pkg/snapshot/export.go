@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )
 
@@ -18,6 +19,11 @@ type Objects struct {
 	Volumes        []*v1.PersistentVolume      `json:"volumes,omitempty"`
 	Claims         []*v1.PersistentVolumeClaim `json:"claims,omitempty"`
 	StorageClasses []*storagev1.StorageClass   `json:"storageClasses,omitempty"`
+	// The resource.k8s.io objects, claims with their allocations.
+	DeviceClasses          []*resourceapi.DeviceClass           `json:"deviceClasses,omitempty"`
+	ResourceClaimTemplates []*resourceapi.ResourceClaimTemplate `json:"resourceClaimTemplates,omitempty"`
+	ResourceClaims         []*resourceapi.ResourceClaim         `json:"resourceClaims,omitempty"`
+	ResourceSlices         []*resourceapi.ResourceSlice         `json:"resourceSlices,omitempty"`
 }
 
 // GroupedNode is a node and its group ("" for none).
@@ -43,6 +49,10 @@ func (s *Snapshot) Export() Objects {
 	o.Volumes = valuesByKey(s.pvs)
 	o.Claims = valuesByKey(s.pvcs)
 	o.StorageClasses = valuesByKey(s.classes)
+	if s.dra.slices != nil {
+		o.DeviceClasses, o.ResourceClaimTemplates = s.DeviceClasses(), s.ResourceClaimTemplates()
+		o.ResourceClaims, o.ResourceSlices = s.ResourceClaims(), s.ResourceSlices()
+	}
 	return o
 }
 
@@ -55,7 +65,9 @@ func valuesByKey[V any](m map[string]*V) []*V {
 }
 
 // FromObjects builds a snapshot from exported objects; a bad object is an
-// error naming it.
+// error naming it. ResourceClaims are set after the pods, so that they
+// hold the allocations and reservations exported, whatever binding the
+// pods reserved.
 func FromObjects(o Objects) (*Snapshot, error) {
 	s := New()
 	for _, g := range o.Groups {
@@ -68,8 +80,16 @@ func FromObjects(o Objects) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	if err := setDRAObjects(s, o); err != nil {
+		return nil, err
+	}
 	for _, p := range o.Pods {
 		if err := s.AddPod(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range o.ResourceClaims {
+		if err := s.SetResourceClaim(c); err != nil {
 			return nil, err
 		}
 	}
@@ -94,4 +114,23 @@ func FromObjects(o Objects) (*Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+func setDRAObjects(s *Snapshot, o Objects) error {
+	for _, c := range o.DeviceClasses {
+		if err := s.SetDeviceClass(c); err != nil {
+			return err
+		}
+	}
+	for _, t := range o.ResourceClaimTemplates {
+		if err := s.SetResourceClaimTemplate(t); err != nil {
+			return err
+		}
+	}
+	for _, sl := range o.ResourceSlices {
+		if err := s.SetResourceSlice(sl); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -44,6 +44,12 @@ var autoscalerClusterGrants = []grant{
 	{"/replicationcontrollers", "list", ""}, {"/replicationcontrollers", "watch", ""},
 	{"apps/statefulsets", "list", ""}, {"apps/statefulsets", "watch", ""},
 	{"batch/jobs", "list", ""}, {"batch/jobs", "watch", ""},
+	// pkg/controller/dra.go: the resource.k8s.io/v1 informers, started
+	// where the API server serves the group.
+	{"resource.k8s.io/deviceclasses", "list", ""}, {"resource.k8s.io/deviceclasses", "watch", ""},
+	{"resource.k8s.io/resourceclaims", "list", ""}, {"resource.k8s.io/resourceclaims", "watch", ""},
+	{"resource.k8s.io/resourceclaimtemplates", "list", ""}, {"resource.k8s.io/resourceclaimtemplates", "watch", ""},
+	{"resource.k8s.io/resourceslices", "list", ""}, {"resource.k8s.io/resourceslices", "watch", ""},
 	// pkg/controller/taints.go: taints set and removed by get and update;
 	// stranded taints found by list.
 	{"/nodes", "get", ""}, {"/nodes", "update", ""},
@@ -66,10 +72,12 @@ var provisioningClusterGrants = []grant{
 }
 
 // kwokClusterGrants are the kwok provider's own: it creates and deletes the
-// Nodes of its groups (reconcile.go, provider.go) and patches their status
-// when the simulated device plugin advertises GPUs.
+// Nodes of its groups (reconcile.go, provider.go), patches their status
+// when the simulated device plugin advertises GPUs, and publishes the
+// ResourceSlices of DRA groups' nodes (reconcile.go publishSlices).
 var kwokClusterGrants = []grant{
 	{"/nodes", "create", ""}, {"/nodes", "delete", ""}, {"/nodes/status", "patch", ""},
+	{"resource.k8s.io/resourceslices", "create", ""},
 }
 
 // autoscalerNamespaceGrants are the calls in --namespace (the release
@@ -266,6 +274,7 @@ var clientGroups = map[string]string{
 	"PolicyV1": "policy", "Policy": "policy", "StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io",
 	"CoordinationV1": "coordination.k8s.io", "Coordination": "coordination.k8s.io",
 	"EventsV1": "events.k8s.io", "RbacV1": "rbac.authorization.k8s.io", "AutoscalingV2": "autoscaling",
+	"ResourceV1": "resource.k8s.io", "Resource": "resource.k8s.io",
 }
 
 // scanResources finds, in the non-test Go files under dir, every resource
