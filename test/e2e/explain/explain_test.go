@@ -5,7 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpuscale/gpuscale/cmd/gpuscale/app"
+	"github.com/gpuscale/gpuscale/internal/localcluster"
 	explainpkg "github.com/gpuscale/gpuscale/pkg/explain"
 	"github.com/gpuscale/gpuscale/pkg/hpa"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
@@ -279,16 +284,42 @@ func explainErr(t *testing.T, c *cluster.Cluster, args ...string) string {
 	return err.Error()
 }
 
+// run runs the gpuscale binary's explain command, in a process of its own
+// as a user runs it beside the autoscaler (each gpuscale command makes its
+// logger the process's); an error carries what the command printed.
 func run(c *cluster.Cluster, args ...string) (string, error) {
-	cmd := app.NewRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
+	bin, err := gpuscaleBinary()
+	if err != nil {
+		return "", err
+	}
 	// Flags given by the caller come last, so they win.
-	cmd.SetArgs(append([]string{"explain", "--kubeconfig", c.Kubeconfig, "--autoscaler-namespace", ns}, args...))
-	err := cmd.Execute()
-	return out.String(), err
+	cmd := exec.Command(bin, append([]string{"explain", "--kubeconfig", c.Kubeconfig, "--autoscaler-namespace", ns}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%v: %s", err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
 }
+
+// gpuscaleBinary builds the gpuscale command once for the package's tests.
+var gpuscaleBinary = sync.OnceValues(func() (string, error) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "gpuscale-explain-e2e-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "gpuscale")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gpuscale")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/gpuscale: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 func containsAll(s string, parts []string) bool {
 	for _, p := range parts {
