@@ -39,15 +39,7 @@ nodeGroups:
     - driver: gpu.nvidia.com
       count: 1
       gpuModel: nvidia-a10g
-- name: cpu
-  minSize: 0
-  maxSize: 6
-  instanceType: m5.xlarge
-  pricePerHour: 0.192
-  zone: us-east-1a
-  template:
-    capacity: {cpu: "4", memory: 16Gi, pods: "110"}
-`))
+` + cpuGroupYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,19 @@ import (
 
 const ns = "kube-system"
 
-// gpuGroups is the kwok configuration of the GPU tests.
+// cpuGroupYAML is the kwok config entry of the CPU group the tests' GPU
+// pods must not be mistaken for: cheaper than any GPU group.
+const cpuGroupYAML = `- name: cpu
+  minSize: 0
+  maxSize: 6
+  instanceType: m5.xlarge
+  pricePerHour: 0.192
+  zone: us-east-1a
+  template:
+    capacity: {cpu: "4", memory: 16Gi, pods: "110"}
+`
+
+// kwokConfig is the kwok configuration of the GPU tests.
 func kwokConfig(t *testing.T, devicePluginDelay time.Duration) *kwok.Config {
 	t.Helper()
 	text := fmt.Sprintf(`
@@ -42,15 +54,7 @@ nodeGroups:
     labels: {k8s.amazonaws.com/accelerator: nvidia-a10g}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
     capacity: {cpu: "4", memory: 16Gi, pods: "110", nvidia.com/gpu: "1"}
-- name: cpu
-  minSize: 0
-  maxSize: 6
-  instanceType: m5.xlarge
-  pricePerHour: 0.192
-  zone: us-east-1a
-  template:
-    capacity: {cpu: "4", memory: 16Gi, pods: "110"}
-`, devicePluginDelay)
+`+cpuGroupYAML, devicePluginDelay)
 	cfg, err := kwok.ParseConfig([]byte(text))
 	if err != nil {
 		t.Fatal(err)

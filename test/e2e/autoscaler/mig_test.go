@@ -38,15 +38,7 @@ nodeGroups:
   template:
     labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
     capacity: {cpu: "12", memory: 85Gi, pods: "110", nvidia.com/mig-1g.10gb: "7"}
-- name: cpu
-  minSize: 0
-  maxSize: 6
-  instanceType: m5.xlarge
-  pricePerHour: 0.192
-  zone: us-east-1a
-  template:
-    capacity: {cpu: "4", memory: 16Gi, pods: "110"}
-`))
+` + cpuGroupYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
