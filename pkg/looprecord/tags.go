@@ -49,32 +49,26 @@ func tag(v any) (Tagged, error) {
 }
 
 func untagOutcome(t Tagged) (autoscaler.Outcome, error) {
-	var err error
 	switch t.Type {
 	case "ScaleUpResult":
-		var o autoscaler.ScaleUpResult
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.ScaleUpResult](t.Value)
 	case "CreationFailed":
-		var o autoscaler.CreationFailed
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.CreationFailed](t.Value)
 	case "RemovalDone":
-		var o autoscaler.RemovalDone
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.RemovalDone](t.Value)
 	case "RemovalFailed":
-		var o autoscaler.RemovalFailed
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.RemovalFailed](t.Value)
 	case "RemovalAborted":
-		var o autoscaler.RemovalAborted
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.RemovalAborted](t.Value)
 	case "RequestConditionsSet":
-		var o autoscaler.RequestConditionsSet
-		err = json.Unmarshal(t.Value, &o)
-		return o, err
+		return decodeOutcome[autoscaler.RequestConditionsSet](t.Value)
 	}
 	return nil, fmt.Errorf("unknown outcome type %q", t.Type)
+}
+
+// decodeOutcome reads an outcome of type T.
+func decodeOutcome[T autoscaler.Outcome](data json.RawMessage) (autoscaler.Outcome, error) {
+	var o T
+	err := json.Unmarshal(data, &o)
+	return o, err
 }
