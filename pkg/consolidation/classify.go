@@ -120,7 +120,9 @@ func (s *session) judgePods(i int32) bool {
 		v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
 		kind := verdictSkip
 		switch {
-		case v.Outcome == drain.Block:
+		case v.Outcome == drain.Block, v.Outcome == drain.Wait:
+			// A pod that runs to completion keeps its node from a
+			// voluntary move as a blocking pod does.
 			s.verdicts = s.verdicts[:st.verdictsAt]
 			s.keepBlocked(i, pi.Pod, v)
 			return false

@@ -126,7 +126,7 @@ func (s *session) podsToMove(nodes []int32) ([]item, []*v1.Pod, bool) {
 			} else {
 				v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
 				switch {
-				case v.Outcome == drain.Block:
+				case v.Outcome == drain.Block, v.Outcome == drain.Wait:
 					s.keepBlocked(i, pi.Pod, v)
 					s.p.items = items
 					return nil, nil, false

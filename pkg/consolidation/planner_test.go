@@ -446,3 +446,20 @@ func TestEvictOneByOne(t *testing.T) {
 		t.Fatalf("want one move evicting one by one:%s", summary(p))
 	}
 }
+
+// TestOnCompletionPodKeepsItsNode: a pod annotated safe-to-evict
+// "on-completion" runs to completion; consolidation, which is voluntary,
+// never deletes its node under it.
+func TestOnCompletionPodKeepsItsNode(t *testing.T) {
+	c := newCluster(t).group("a100x4", gpuNode(4, "32", "256Gi"), 16).group("cpu", cpuNode("16", "64Gi"), 0.77)
+	job := cpuPod("batch-0", "2")
+	job.Annotations = map[string]string{drain.AnnotationSafeToEvict: drain.SafeToEvictOnCompletion}
+	c.node("gpu-cpu-only", "a100x4", job)
+	c.node("cpu-1", "cpu", cpuPod("web-3", "10"))
+	p := plan(t, c, immediate(), nil)
+	for _, m := range p.Moves {
+		if slices.Contains(moveNodes(m), "gpu-cpu-only") {
+			t.Fatalf("the node of a pod that runs to completion was consolidated:%s", summary(p))
+		}
+	}
+}
