@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
@@ -56,6 +57,10 @@ type Options struct {
 	// ProvisioningRequests serves autoscaling.x-k8s.io ProvisioningRequests
 	// (--enable-provisioning-requests and the related flags).
 	ProvisioningRequests provisioningrequest.Options
+	// Disruption limits every voluntary disruption, scale-down's and
+	// consolidation's alike (--disruption-budget, --disruption-window);
+	// none by default, as upstream.
+	Disruption disruption.Policy
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -114,6 +119,7 @@ func New(opts Options) (*Autoscaler, error) {
 	opts.Consolidation.Limits = opts.Limits
 	opts.Consolidation.Drain = opts.ScaleDown.DrainOptions()
 	opts.Consolidation.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
+	opts.ScaleDown.Disruption, opts.Consolidation.Disruption = opts.Disruption, opts.Disruption
 	up, err := scaleup.NewPlanner(opts.ScaleUp)
 	if err != nil {
 		return nil, err

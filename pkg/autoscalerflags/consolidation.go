@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuscale/gpuscale/pkg/consolidation"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // Profiles are named sets of decision flags, applied to every flag the
@@ -36,16 +36,29 @@ func (f *Flags) defineConsolidation() {
 	fs.IntVar(&c.MaxBatch, "consolidation-max-batch", c.MaxBatch, "Most nodes one multi-node replacement weighs at once.")
 	f.specVar("consolidation-budget", c.Budgets, "How many nodes of each group may be disrupted at once, as nodes=<n or n%>[;groups=<regexp>][;schedule=<cron>;duration=<d>]; repeatable, the smallest active one applies.",
 		func(s string) error {
-			b, err := consolidation.ParseBudget(s)
+			b, err := disruption.ParseBudget(s)
 			c.Budgets = append(c.Budgets, b)
 			return err
 		}, func() { c.Budgets = nil })
 	f.specVar("consolidation-window", nil, "A maintenance window outside which consolidation leaves a group alone, as [groups=<regexp>;]schedule=<cron>;duration=<d>; repeatable.",
 		func(s string) error {
-			w, err := consolidation.ParseWindow(s)
+			w, err := disruption.ParseWindow(s)
 			c.Windows = append(c.Windows, w)
 			return err
 		}, func() { c.Windows = nil })
+	d := &f.Decision.Autoscaler.Disruption
+	f.specVar("disruption-budget", d.Budgets, "How many nodes of each group may be disrupted voluntarily at once, by scale-down and consolidation together, as nodes=<n or n%>[;groups=<regexp>][;schedule=<cron>;duration=<d>]; repeatable, the smallest active one applies. None by default: only the parallelism flags bound scale-down.",
+		func(s string) error {
+			b, err := disruption.ParseBudget(s)
+			d.Budgets = append(d.Budgets, b)
+			return err
+		}, func() { d.Budgets = nil })
+	f.specVar("disruption-window", nil, "A maintenance window outside which neither scale-down nor consolidation disrupts a group's nodes, as [groups=<regexp>;]schedule=<cron>;duration=<d>; repeatable. Unneeded nodes keep their clocks and go when a window opens.",
+		func(s string) error {
+			w, err := disruption.ParseWindow(s)
+			d.Windows = append(d.Windows, w)
+			return err
+		}, func() { d.Windows = nil })
 }
 
 // specValue is a repeatable flag parsed by a function; the first value
@@ -76,7 +89,7 @@ func (v *specValue) Set(s string) error {
 
 func (f *Flags) specVar(name string, defaults any, usage string, parse func(string) error, reset func()) {
 	v := &specValue{parse: parse, reset: reset}
-	if bs, ok := defaults.([]consolidation.Budget); ok {
+	if bs, ok := defaults.([]disruption.Budget); ok {
 		for _, b := range bs {
 			v.specs = append(v.specs, b.Spec)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
 
@@ -23,11 +24,11 @@ func TestBudgetLimitsABatch(t *testing.T) {
 		t.Fatalf("without a budget, want 3 deletions:%s", summary(p))
 	}
 	o := immediate()
-	b, err := consolidation.ParseBudget("nodes=1;groups=a100x.*")
+	b, err := disruption.ParseBudget("nodes=1;groups=a100x.*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Budgets = []consolidation.Budget{b}
+	o.Budgets = []disruption.Budget{b}
 	p = plan(t, quarterUsed(t), o, nil)
 	if len(p.Moves) != 1 {
 		t.Fatalf("budget of 1 node, want 1 deletion:%s", summary(p))
@@ -52,20 +53,20 @@ func TestBudgetLimitsABatch(t *testing.T) {
 		t.Errorf("n1 kept for %s, want %s", k.Reason, consolidation.ReasonBudget)
 	}
 	// A percentage rounds up: 10% of 4 nodes is 1.
-	b10, _ := consolidation.ParseBudget("nodes=10%")
-	o.Budgets = []consolidation.Budget{b10}
+	b10, _ := disruption.ParseBudget("nodes=10%")
+	o.Budgets = []disruption.Budget{b10}
 	if p := plan(t, quarterUsed(t), o, nil); len(p.Moves) != 1 {
 		t.Fatalf("10%% of 4 nodes, want 1 deletion:%s", summary(p))
 	}
 }
 
 func TestWindows(t *testing.T) {
-	night, err := consolidation.ParseWindow("schedule=0 22 * * *;duration=6h")
+	night, err := disruption.ParseWindow("schedule=0 22 * * *;duration=6h")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := immediate()
-	o.Windows = []consolidation.Window{night}
+	o.Windows = []disruption.Window{night}
 	p := plan(t, halfUsed(t, nil), o, nil) // t0 is noon
 	if len(p.Moves) != 0 {
 		t.Fatalf("a move outside the window:%s", summary(p))
@@ -83,8 +84,8 @@ func TestWindows(t *testing.T) {
 		t.Errorf("at 04:00, when the window has closed, want no move:%s", summary(p))
 	}
 	// A window of another group does not hold this one back.
-	other, _ := consolidation.ParseWindow("groups=cpu-.*;schedule=0 22 * * *;duration=6h")
-	o.Windows = []consolidation.Window{other}
+	other, _ := disruption.ParseWindow("groups=cpu-.*;schedule=0 22 * * *;duration=6h")
+	o.Windows = []disruption.Window{other}
 	if p := plan(t, halfUsed(t, nil), o, nil); len(p.Moves) != 1 {
 		t.Errorf("a window of other groups held a100x8 back:%s", summary(p))
 	}
@@ -95,7 +96,7 @@ func TestWindows(t *testing.T) {
 func TestScheduledBudget(t *testing.T) {
 	o := immediate()
 	for _, spec := range []string{"nodes=0;schedule=0 9 * * 1-5;duration=8h", "nodes=10%"} {
-		b, err := consolidation.ParseBudget(spec)
+		b, err := disruption.ParseBudget(spec)
 		if err != nil {
 			t.Fatal(err)
 		}

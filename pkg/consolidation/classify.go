@@ -81,9 +81,9 @@ func (s *session) eligibility(st *nodeState, ready bool) (Reason, string) {
 		return ReasonNotReady, "node is not Ready or has not advertised its GPUs yet; scale-down judges it"
 	}
 	g := s.room.group(st.group)
-	if !g.windowOpen {
-		return ReasonOutsideWindow, fmt.Sprintf("node group %s is consolidated only in its windows (%s), none open now",
-			st.group.ID, strings.Join(g.windows, " | "))
+	if !g.policy.Open {
+		return ReasonOutsideWindow, fmt.Sprintf("node group %s is disrupted only in its windows (%s), none open now",
+			st.group.ID, strings.Join(g.policy.Windows, " | "))
 	}
 	// Used up before any move of this pass: no need to simulate.
 	return s.room.disrupt(g, 1)

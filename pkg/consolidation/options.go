@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -35,11 +36,15 @@ type Options struct {
 	// multi-node replacement weighs at once.
 	MaxBatch int
 	// Budgets (--consolidation-budget, "nodes=10%"): how many nodes of each
-	// group may be disrupted at once; see Budget.
-	Budgets []Budget
-	// Windows (--consolidation-window, none): maintenance windows; see
-	// Window.
-	Windows []Window
+	// group consolidation may disrupt at once; see disruption.Budget.
+	Budgets []disruption.Budget
+	// Windows (--consolidation-window, none): maintenance windows for
+	// consolidation; see disruption.Window.
+	Windows []disruption.Window
+	// Disruption (--disruption-budget, --disruption-window; none) limits
+	// every voluntary disruption, consolidation's and scale-down's
+	// together; consolidation obeys it beside its own budgets and windows.
+	Disruption disruption.Policy
 	// Drain are the drain rules' options, shared with scale-down
 	// (--skip-nodes-with-local-storage, --skip-nodes-with-system-pods,
 	// --skip-nodes-with-custom-controller-pods,
@@ -63,7 +68,7 @@ const DefaultBudget = "nodes=10%"
 // DefaultOptions returns consolidation switched off, every other option at
 // its documented default.
 func DefaultOptions() Options {
-	b, err := ParseBudget(DefaultBudget)
+	b, err := disruption.ParseBudget(DefaultBudget)
 	if err != nil {
 		panic(err) // a constant that parses
 	}
@@ -71,7 +76,7 @@ func DefaultOptions() Options {
 		StableTime:                       10 * time.Minute,
 		MinSavings:                       0.2,
 		MaxBatch:                         100,
-		Budgets:                          []Budget{b},
+		Budgets:                          []disruption.Budget{b},
 		Drain:                            drain.DefaultOptions(),
 		MaxCloudProviderNodeDeletionTime: 5 * time.Minute,
 		Limits:                           limits.Default(),
@@ -105,15 +110,12 @@ func (o *Options) Validate() error {
 	if o.MaxCloudProviderNodeDeletionTime < 0 {
 		bad("MaxCloudProviderNodeDeletionTime", "max-cloud-provider-node-deletion-time", "must not be negative", o.MaxCloudProviderNodeDeletionTime)
 	}
-	for i, b := range o.Budgets {
-		if b.Nodes < 0 || (b.Percent && b.Nodes > 100) || (b.Schedule != nil) != (b.Duration > 0) {
-			bad(fmt.Sprintf("Budgets[%d]", i), "consolidation-budget", "nodes must be 0 or more (at most 100%) and a schedule needs a positive duration", b.Spec)
-		}
+	own := disruption.Policy{Budgets: o.Budgets, Windows: o.Windows}
+	if err := own.Validate("consolidation-budget", "consolidation-window"); err != nil {
+		errs = append(errs, fmt.Errorf("consolidation options: %w", err))
 	}
-	for i, w := range o.Windows {
-		if w.Schedule == nil || w.Duration <= 0 {
-			bad(fmt.Sprintf("Windows[%d]", i), "consolidation-window", "needs a schedule and a positive duration", w.Spec)
-		}
+	if err := o.Disruption.Validate("disruption-budget", "disruption-window"); err != nil {
+		errs = append(errs, fmt.Errorf("consolidation options: %w", err))
 	}
 	return errors.Join(errs...)
 }

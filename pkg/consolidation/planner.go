@@ -33,7 +33,7 @@ func NewPlanner(opts Options) (*Planner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("consolidation planner: %w", err)
 	}
-	return &Planner{opts: opts, rules: drain.Consolidation(opts.Drain)}, nil
+	return &Planner{opts: opts, rules: drain.Default(opts.Drain)}, nil
 }
 
 // Options returns the options the planner was built with.

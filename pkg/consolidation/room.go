@@ -2,8 +2,8 @@ package consolidation
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -31,10 +31,8 @@ type groupRoom struct {
 	// busy counts nodes being deleted or replaced by earlier passes;
 	// planned those moves of this pass take.
 	busy, planned int
-	allowance     int
-	budget        string
-	windowOpen    bool
-	windows       []string
+	// policy is what the budgets and windows allow the group now.
+	policy disruption.Group
 }
 
 func (r *room) init(s *session) {
@@ -65,8 +63,8 @@ func (r *room) init(s *session) {
 	}
 	for _, g := range s.snap.NodeGroups() {
 		gr := &groupRoom{g: g, busy: busy[g.ID]}
-		gr.allowance, gr.budget = groupAllowance(s.opts.Budgets, g.ID, r.sizes[g.ID], s.in.Now)
-		gr.windowOpen, gr.windows = windowOpen(s.opts.Windows, g.ID, s.in.Now)
+		gr.policy = disruption.ForGroup(g.ID, r.sizes[g.ID], s.in.Now,
+			disruption.Policy{Budgets: s.opts.Budgets, Windows: s.opts.Windows}, s.opts.Disruption)
 		r.groups[g.ID] = gr
 	}
 }
@@ -84,9 +82,9 @@ func (r *room) group(g *snapshot.NodeGroup) *groupRoom { return r.groups[g.ID] }
 // or "".
 func (r *room) disrupt(g *groupRoom, n int) (Reason, string) {
 	inUse := g.busy + g.planned
-	if g.allowance != math.MaxInt && inUse+n > g.allowance {
+	if g.policy.Limited() && inUse+n > g.policy.Allowance {
 		return ReasonBudget, fmt.Sprintf("node group %s may have %d nodes disrupted at once (budget %q), %d are already",
-			g.g.ID, g.allowance, g.budget, inUse)
+			g.g.ID, g.policy.Allowance, g.policy.Budget, inUse)
 	}
 	if g.g.TargetSize-inUse-n < g.g.MinSize {
 		return ReasonMinSize, fmt.Sprintf(

@@ -7,21 +7,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
-// choose decides, for each unneeded node, whether it goes now or waits:
-// it must have been unneeded for UnneededTime (UnreadyTime when unready;
-// either as its group's options set it),
-// scale-down must not be cooling down, and the parallelism limits must have
-// room. Empty nodes are considered first, then nodes to drain, those whose
-// pods must be evicted one by one last.
+// choose decides, for each unneeded node, whether it goes now or waits.
+// First what no other removal changes: it must have been unneeded for
+// UnneededTime (UnreadyTime when unready; either as its group's options set
+// it), no pod annotated safe-to-evict "on-completion" may still run on it,
+// scale-down must not be cooling down, and its group must be inside its
+// disruption windows. The nodes that pass are due; grant then hands them
+// the parallelism slots and disruption budgets, in deletion order: empty
+// nodes first, then nodes to drain, those whose pods must be evicted one by
+// one last.
 func (s *session) choose() {
 	now := s.in.Now
 	until, why := s.cooldown()
 	s.plan.CooldownUntil, s.plan.CooldownReason = until, why
-	total := left(s.opts.MaxScaleDownParallelism, len(s.in.Deleting))
-	drains := left(s.opts.MaxDrainParallelism, s.deletingDrains)
+	var due []int32
 	for _, ri := range s.deleteOrder() {
 		r := &s.removals[ri]
 		st := &s.nodes[r.node]
@@ -41,23 +44,108 @@ func (s *session) choose() {
 		case !until.IsZero():
 			s.wait(r, since, 0, ReasonCooldown, "unneeded long enough, but scale-down is paused until "+
 				until.UTC().Format(time.RFC3339)+": "+why)
+		case !s.policy(st).Open:
+			s.wait(r, since, 0, ReasonOutsideWindow, fmt.Sprintf(
+				"unneeded long enough, but node group %s is disrupted only in its windows (%s), none open now",
+				st.groupID(), strings.Join(s.policy(st).Windows, " | ")))
+		default:
+			due = append(due, ri)
+		}
+	}
+	s.grant(due)
+}
+
+// grant gives each due removal, in order, a place within
+// --max-scale-down-parallelism, --max-drain-parallelism and its group's
+// disruption budget, counting the removals in flight and those chosen
+// before it. The removals refused a place are kept in s.refused: a chosen
+// removal that revalidation drops frees its place for them in the same loop.
+func (s *session) grant(due []int32) {
+	chosen, drains := 0, 0
+	inGroup := map[string]int{}
+	for ri := range s.removals {
+		if r := &s.removals[ri]; s.nodes[r.node].deleted {
+			chosen++
+			inGroup[s.nodes[r.node].groupID()]++
+			if !r.empty {
+				drains++
+			}
+		}
+	}
+	total := left(s.opts.MaxScaleDownParallelism, len(s.in.Deleting)+chosen)
+	drainsLeft := left(s.opts.MaxDrainParallelism, s.deletingDrains+drains)
+	s.refused = s.refused[:0]
+	for _, ri := range due {
+		r := &s.removals[ri]
+		st := &s.nodes[r.node]
+		pol := s.policy(st)
+		busy := s.deletingGroups[st.groupID()] + inGroup[st.groupID()]
+		switch {
+		case pol.Limited() && busy >= pol.Allowance:
+			s.refuse(ri, ReasonDisruptionBudget, fmt.Sprintf(
+				"unneeded long enough, but node group %s may have %d nodes disrupted at once (--disruption-budget %q), %d are",
+				st.groupID(), pol.Allowance, pol.Budget, busy))
 		case total == 0:
-			s.wait(r, since, 0, ReasonParallelismLimit, fmt.Sprintf(
+			s.refuse(ri, ReasonParallelismLimit, fmt.Sprintf(
 				"unneeded long enough, but the most nodes removed at once are being removed (--max-scale-down-parallelism=%d)",
 				s.opts.MaxScaleDownParallelism))
-		case !r.empty && drains == 0:
-			s.wait(r, since, 0, ReasonDrainParallelismLimit, fmt.Sprintf(
+		case !r.empty && drainsLeft == 0:
+			s.refuse(ri, ReasonDrainParallelismLimit, fmt.Sprintf(
 				"unneeded long enough, but the most nodes drained at once are being drained (--max-drain-parallelism=%d)",
 				s.opts.MaxDrainParallelism))
 		default:
 			st.deleted = true
-			s.deletes = append(s.deletes, ri)
+			inGroup[st.groupID()]++
 			total--
 			if !r.empty {
-				drains--
+				drainsLeft--
 			}
 		}
 	}
+}
+
+// refused is a due removal that found no place, with why.
+type refused struct {
+	removal int32
+	reason  Reason
+	message string
+}
+
+func (s *session) refuse(ri int32, reason Reason, msg string) {
+	s.refused = append(s.refused, refused{removal: ri, reason: reason, message: msg})
+}
+
+// settleRefused makes the removals still refused a place wait, with why,
+// and lists the chosen ones in deletion order.
+func (s *session) settleRefused() {
+	for _, rf := range s.refused {
+		r := &s.removals[rf.removal]
+		since, _ := s.p.tracker.Since(s.nodes[r.node].name())
+		s.wait(r, since, 0, rf.reason, rf.message)
+	}
+	s.refused = s.refused[:0]
+	s.deletes = s.deletes[:0]
+	for _, ri := range s.deleteOrder() {
+		if s.nodes[s.removals[ri].node].deleted {
+			s.deletes = append(s.deletes, ri)
+		}
+	}
+}
+
+// policy is what the disruption budgets and windows allow node st's group
+// now, worked out once a loop per group.
+func (s *session) policy(st *nodeState) disruption.Group {
+	if s.policies == nil {
+		sizes := map[string]int{} // each group's nodes as the loop found them
+		for i := range s.nodes {
+			sizes[s.nodes[i].groupID()]++
+		}
+		s.policies = make(map[string]disruption.Group, len(sizes))
+		for id, size := range sizes {
+			s.policies[id] = disruption.ForGroup(id, size, s.in.Now, s.opts.Disruption)
+		}
+	}
+	return s.policies[st.groupID()]
 }
 
 // left is what a parallelism limit leaves after the deletions in progress;

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -54,6 +55,8 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		return ReasonBeingDeleted, "node is being removed already"
 	case node.Annotations[AnnotationScaleDownDisabled] == "true":
 		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", AnnotationScaleDownDisabled)
+	case drain.DoNotDisrupt(node.Annotations) != "":
+		return ReasonDoNotDisrupt, fmt.Sprintf("node is annotated %s=true", drain.DoNotDisrupt(node.Annotations))
 	case st.group == nil && st.ni.Group == "":
 		return ReasonNotAutoscaled, "node belongs to no node group"
 	case st.group == nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -99,6 +100,11 @@ type Options struct {
 	// Limits are the cluster-wide bounds; scale-down respects the minimums
 	// (--cores-total, --memory-total, --gpu-total).
 	Limits limits.Limits
+	// Disruption (--disruption-budget, --disruption-window; none) limits
+	// scale-down's removals beside the parallelism flags, counted with
+	// every other voluntary disruption in flight. The zero Policy limits
+	// nothing, as upstream.
+	Disruption disruption.Policy
 }
 
 // DefaultOptions returns the Cluster Autoscaler defaults.
@@ -191,6 +197,9 @@ func (o *Options) Validate() error {
 		}
 	}
 	errs = append(errs, validateLimits(o.Limits)...)
+	if err := o.Disruption.Validate("disruption-budget", "disruption-window"); err != nil {
+		errs = append(errs, fmt.Errorf("scale-down options: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

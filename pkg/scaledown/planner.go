@@ -31,6 +31,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -108,6 +109,7 @@ func (p *Planner) Plan(in Input) Plan {
 	p.tracker.Update(in.Now, s.unneededNames())
 	s.choose()
 	s.revalidate()
+	s.finalDestinations()
 	_ = in.Snapshot.Revert()
 	s.softTaints()
 	return s.finish()
@@ -137,6 +139,13 @@ type session struct {
 	removals      []removal
 	moves         []Move    // Removal.Evict of every removal, back to back
 	daemonSetPods []*v1.Pod // Removal.DaemonSetPods, back to back
+
+	// rehops are the later moves of pods that an earlier removal moved
+	// (see record); refused are due removals refused a place (see grant);
+	// policies are the disruption limits by group (see policy).
+	rehops   []rehop
+	refused  []refused
+	policies map[string]disruption.Group
 
 	kept     []Kept
 	unneeded []Unneeded

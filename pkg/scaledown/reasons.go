@@ -21,6 +21,10 @@ const (
 	// ReasonReserved: the node is reserved for pods on their way to it
 	// (Input.Reserved).
 	ReasonReserved Reason = "ReservedForReplacement"
+	// ReasonDoNotDisrupt: the node is annotated gpuscale.dev/do-not-disrupt
+	// or karpenter.sh/do-not-disrupt "true": no voluntary disruption takes
+	// it.
+	ReasonDoNotDisrupt Reason = "DoNotDisruptAnnotation"
 )
 
 // Reasons found while simulating the removal.
@@ -67,6 +71,13 @@ const (
 	// unneeded nodes that wait are removed first (a pod's required
 	// partner, or room, comes from one of them); it goes after them.
 	ReasonDependsOnWaitingNodes Reason = "DependsOnWaitingNodes"
+	// ReasonDisruptionBudget: the node's group has as many nodes disrupted
+	// at once as a --disruption-budget allows.
+	ReasonDisruptionBudget Reason = "DisruptionBudgetReached"
+	// ReasonOutsideWindow: a --disruption-window covers the node's group
+	// and none is open; the node keeps its unneeded clock and goes when
+	// one opens.
+	ReasonOutsideWindow Reason = "OutsideDisruptionWindow"
 	// ReasonOnCompletionPod: a pod annotated safe-to-evict "on-completion"
 	// still runs on the node; it is removed once the pod has completed
 	// (upstream's BlockedByOnCompletionPod).

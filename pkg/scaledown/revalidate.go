@@ -2,6 +2,7 @@ package scaledown
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -19,14 +20,33 @@ import (
 // Removals simulated before any waiting node are unaffected, so nothing is
 // simulated twice when no node waits.
 func (s *session) revalidate() {
-	if !s.dependsOnWaiting() {
-		return
+	for s.dependsOnWaiting() {
+		if s.resimulateChosen() == 0 || len(s.refused) == 0 {
+			break
+		}
+		// The removals dropped free their places: the nodes refused one
+		// have them, and all chosen are simulated again.
+		s.grant(slices.Clone(s.refusedRemovals()))
 	}
+	s.settleRefused()
+}
+
+// resimulateChosen simulates the chosen removals alone again, in
+// simulation order, on the snapshot as it was before the simulation; those
+// that no longer succeed wait for the others. It returns how many it
+// dropped.
+func (s *session) resimulateChosen() int {
 	var chosen []int32
 	for ri := range s.removals {
 		if i := s.removals[ri].node; s.nodes[i].deleted {
 			chosen = append(chosen, i)
 		}
+	}
+	// Refused removals are renumbered by the new simulation: remember
+	// them by node.
+	refusedNodes := make([]int32, len(s.refused))
+	for k, rf := range s.refused {
+		refusedNodes[k] = s.removals[rf.removal].node
 	}
 	_ = s.snap.Revert() // the simulation's fork: back to the nodes as they are
 	s.snap.Fork()
@@ -34,7 +54,8 @@ func (s *session) revalidate() {
 	s.sim.Start(s.snap)
 	s.sim.AddOrder(s.dests)
 	s.dctx.Budgets = drain.NewBudgets(s.in.PDBs)
-	s.removals, s.moves, s.daemonSetPods = s.removals[:0], s.moves[:0], s.daemonSetPods[:0]
+	s.removals, s.moves, s.daemonSetPods, s.rehops = s.removals[:0], s.moves[:0], s.daemonSetPods[:0], s.rehops[:0]
+	dropped := 0
 	for _, i := range chosen {
 		st := &s.nodes[i]
 		st.deleted, st.removal = false, -1
@@ -43,16 +64,46 @@ func (s *session) revalidate() {
 			st.deleted = true
 			continue
 		}
-		why := s.kept[len(s.kept)-1].Message
-		s.kept = s.kept[:keptBefore]
-		since, _ := s.p.tracker.Since(st.name())
-		st.waiting = true
-		s.unneeded = append(s.unneeded, Unneeded{Node: st.name(), Group: st.groupID(), Since: since,
-			Empty: st.empty, Reason: ReasonDependsOnWaitingNodes})
-		s.keep(i, ReasonDependsOnWaitingNodes, fmt.Sprintf(
-			"unneeded long enough, but its pods fit elsewhere only once unneeded nodes that wait are removed: %s", why))
+		dropped++
+		s.dependsOnOthers(i, keptBefore)
 	}
-	s.deletes = s.deleteOrder()
+	// A node refused a place is simulated again too, after the chosen
+	// ones, so that it can take a place freed by one dropped.
+	kept := s.refused[:0]
+	for k, i := range refusedNodes {
+		rf := s.refused[k]
+		keptBefore := len(s.kept)
+		if s.simulate(i) {
+			rf.removal = s.nodes[i].removal
+			kept = append(kept, rf)
+			continue
+		}
+		s.dependsOnOthers(i, keptBefore)
+	}
+	s.refused = kept
+	return dropped
+}
+
+// dependsOnOthers makes node i, whose simulation failed with the reason
+// last kept (after keptBefore), wait for the unneeded nodes that wait.
+func (s *session) dependsOnOthers(i int32, keptBefore int) {
+	st := &s.nodes[i]
+	why := s.kept[len(s.kept)-1].Message
+	s.kept = s.kept[:keptBefore]
+	since, _ := s.p.tracker.Since(st.name())
+	st.waiting = true
+	s.unneeded = append(s.unneeded, Unneeded{Node: st.name(), Group: st.groupID(), Since: since,
+		Empty: st.empty, Reason: ReasonDependsOnWaitingNodes})
+	s.keep(i, ReasonDependsOnWaitingNodes, fmt.Sprintf(
+		"unneeded long enough, but its pods fit elsewhere only once unneeded nodes that wait are removed: %s", why))
+}
+
+func (s *session) refusedRemovals() []int32 {
+	out := make([]int32, len(s.refused))
+	for k, rf := range s.refused {
+		out[k] = rf.removal
+	}
+	return out
 }
 
 // dependsOnWaiting: some chosen removal was simulated after an unneeded

@@ -207,16 +207,25 @@ func (s *session) keepNoPlace(i int32, pod *v1.Pod, m rsim.Miss) {
 	k.Pod = pod
 }
 
+// rehop is a pod an earlier removal moved to node from, moved again to
+// node to by from's own removal.
+type rehop struct {
+	move     int32
+	from, to int32
+}
+
 // record notes a successful removal: the moves of the node's own pods, the
 // new places of pods earlier removals had moved here, and the
-// PodDisruptionBudget allowance the evictions take.
+// PodDisruptionBudget allowance the evictions take. A pod moved again keeps
+// its first destination: whether it goes on depends on whether this node
+// is removed now or waits, which finalDestinations settles.
 func (s *session) record(i int32, items []moveItem, empty bool, dsLo int) {
 	r := removal{node: i, empty: empty, movesLo: len(s.moves), dsLo: dsLo, dsHi: len(s.daemonSetPods)}
 	for k := range items {
 		it := &items[k]
 		to := s.nodes[it.dest].name()
 		if it.mp.Move >= 0 {
-			s.moves[it.mp.Move].To = to
+			s.rehops = append(s.rehops, rehop{move: it.mp.Move, from: i, to: it.dest})
 			continue
 		}
 		it.mp.Move = int32(len(s.moves))
@@ -228,4 +237,17 @@ func (s *session) record(i int32, items []moveItem, empty bool, dsLo int) {
 	r.movesHi = len(s.moves)
 	s.nodes[i].removal = int32(len(s.removals))
 	s.removals = append(s.removals, r)
+}
+
+// finalDestinations follows each moved pod through the removals carried
+// out in this loop: a pod placed on a node that goes too follows that
+// node's removal to its next place; on a node that waits, it stays. Rehops
+// are in simulation order, so a chain is followed link by link.
+func (s *session) finalDestinations() {
+	for _, h := range s.rehops {
+		m := &s.moves[h.move]
+		if from := &s.nodes[h.from]; from.deleted && m.To == from.name() {
+			m.To = s.nodes[h.to].name()
+		}
+	}
 }

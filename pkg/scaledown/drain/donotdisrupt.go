@@ -7,8 +7,8 @@ import (
 )
 
 // Annotations that forbid voluntary disruption of a pod, or of a node and
-// everything on it, by consolidation. gpuscale's own is
-// AnnotationDoNotDisrupt; Karpenter's is honoured too, so workloads
+// everything on it, by scale-down and consolidation alike. gpuscale's own
+// is AnnotationDoNotDisrupt; Karpenter's is honoured too, so workloads
 // annotated for Karpenter keep their protection when a cluster moves over.
 // Either counts when set to "true".
 const (
@@ -31,10 +31,9 @@ func DoNotDisrupt(annotations map[string]string) string {
 }
 
 // RuleDoNotDisrupt blocks pods annotated do-not-disrupt: their owners asked
-// that nothing voluntary (consolidation) interrupt them, typically a
-// training run without checkpoints. It is not among the Default rules:
-// scale-down keeps the Cluster Autoscaler's rules, and consolidation adds
-// this one (Consolidation).
+// that nothing voluntary interrupt them (typically a training run without
+// checkpoints), neither scale-down nor consolidation. It is among the
+// Default rules, just before the PodDisruptionBudget rule.
 type RuleDoNotDisrupt struct{}
 
 // Name implements Rule.
@@ -46,15 +45,4 @@ func (RuleDoNotDisrupt) Check(_ *Context, pod *v1.Pod) Verdict {
 		return block(CodeDoNotDisrupt, fmt.Sprintf("pod %s is annotated %s=true", podKey(pod), k))
 	}
 	return Verdict{}
-}
-
-// Consolidation returns the rules consolidation applies: the Default rules
-// with RuleDoNotDisrupt just before the PodDisruptionBudget rule, so that a
-// pod that goes away with its node anyway (mirror, DaemonSet, terminal) is
-// still skipped.
-func Consolidation(o Options) Rules {
-	rs := Default(o)
-	last := rs[len(rs)-1]
-	rs[len(rs)-1] = RuleDoNotDisrupt{}
-	return append(rs, last)
 }

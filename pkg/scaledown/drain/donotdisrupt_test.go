@@ -17,21 +17,24 @@ func TestRuleDoNotDisrupt(t *testing.T) {
 	})
 }
 
-func TestConsolidationRules(t *testing.T) {
-	rules := drain.Consolidation(drain.DefaultOptions())
-	def := drain.Default(drain.DefaultOptions())
-	if len(rules) != len(def)+1 {
-		t.Fatalf("%d rules, want the %d default ones and do-not-disrupt", len(rules), len(def))
-	}
+// Every voluntary disruption runs the default rules, and they honour
+// do-not-disrupt: a pod annotated so blocks its node, whatever its
+// safe-to-evict annotation says, while a pod that goes away with its node
+// anyway is still skipped.
+func TestDefaultRulesHonourDoNotDisrupt(t *testing.T) {
+	rules := drain.Default(drain.DefaultOptions())
 	if rules[len(rules)-1].Name() != "PodDisruptionBudget" || rules[len(rules)-2].Name() != "DoNotDisrupt" {
 		t.Errorf("last rules are %s, %s; want DoNotDisrupt then PodDisruptionBudget", rules[len(rules)-2].Name(), rules[len(rules)-1].Name())
 	}
 	c := &drain.Context{Now: now}
-	if v := rules.Evaluate(c, podOf("trainer", annotated(drain.AnnotationDoNotDisrupt, "true"))); v.Outcome != drain.Block {
-		t.Errorf("annotated pod: %v, want Block", v.Outcome)
+	for _, key := range []string{drain.AnnotationDoNotDisrupt, drain.AnnotationKarpenterDoNotDisrupt} {
+		if v := rules.Evaluate(c, podOf("trainer", annotated(key, "true"))); v.Outcome != drain.Block || v.Code != drain.CodeDoNotDisrupt {
+			t.Errorf("pod annotated %s: %v %s, want Block %s", key, v.Outcome, v.Code, drain.CodeDoNotDisrupt)
+		}
 	}
-	if v := def.Evaluate(c, podOf("trainer", annotated(drain.AnnotationDoNotDisrupt, "true"))); v.Outcome != drain.Drain {
-		t.Errorf("scale-down's default rules: %v, want Drain (they do not read do-not-disrupt)", v.Outcome)
+	both := podOf("trainer", annotated(drain.AnnotationDoNotDisrupt, "true"), annotated(drain.AnnotationSafeToEvict, "true"))
+	if v := rules.Evaluate(c, both); v.Outcome != drain.Block {
+		t.Errorf("pod annotated do-not-disrupt and safe-to-evict=true: %v, want Block", v.Outcome)
 	}
 	ds := podOf("agent", controlledBy("DaemonSet", "agent"), annotated(drain.AnnotationDoNotDisrupt, "true"))
 	if v := rules.Evaluate(c, ds); v.Outcome != drain.Skip {

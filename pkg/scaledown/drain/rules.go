@@ -11,8 +11,12 @@
 // terminal) and the one that waits for a pod (safe-to-evict
 // "on-completion") come before the rules that block (no controller,
 // kube-system, safe-to-evict "false", local storage), and the
-// PodDisruptionBudget rule comes last; --min-replica-count's rule blocks
-// before the DaemonSet rule, as upstream's does. The safe-to-evict "true" annotation is not a rule of its own:
+// PodDisruptionBudget rule comes last, just after do-not-disrupt (the one
+// rule upstream lacks: every voluntary disruption honours it, so a pod that
+// goes away with its node anyway, a DaemonSet or mirror pod, is still
+// skipped, and safe-to-evict "true" cannot override it);
+// --min-replica-count's rule blocks before the DaemonSet rule, as
+// upstream's does. The safe-to-evict "true" annotation is not a rule of its own:
 // the blocking rules it overrides consult it, so that it can never override
 // a PodDisruptionBudget (the Eviction API would refuse the eviction anyway).
 //
@@ -177,7 +181,7 @@ func Default(o Options) Rules {
 	if o.SkipNodesWithLocalStorage {
 		rs = append(rs, RuleLocalStorage{})
 	}
-	return append(rs, RulePodDisruptionBudget{})
+	return append(rs, RuleDoNotDisrupt{}, RulePodDisruptionBudget{})
 }
 
 // Evaluate runs the rules in order and returns the first verdict that is not

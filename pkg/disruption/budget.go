@@ -1,4 +1,4 @@
-package consolidation
+package disruption
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Budget caps how many nodes of each node group it covers consolidation
-// may disrupt at once: nodes being removed or replaced, moves in flight
+// Budget caps how many nodes of each node group it covers may be disrupted
+// voluntarily at once: nodes being removed or replaced, moves in flight
 // included. A budget with a schedule applies only inside its windows, from
 // each time the schedule fires for Duration; outside them it does not
 // limit anything. Where several budgets are active for a group, the
@@ -37,8 +37,8 @@ type Budget struct {
 	Spec string
 }
 
-// Window is a maintenance window: when any window covers a node group,
-// consolidation touches that group only while one of its windows is open,
+// Window is a maintenance window: when any window covers a node group, its
+// nodes are disrupted voluntarily only while one of its windows is open,
 // from each time the schedule fires for Duration.
 type Window struct {
 	Groups   *regexp.Regexp
@@ -73,10 +73,10 @@ func (b *Budget) allowance(size int) int {
 	return int(math.Ceil(float64(b.Nodes) * float64(size) / 100))
 }
 
-// groupAllowance is the most nodes of a group disrupted at once that the
-// budgets allow at now (math.MaxInt when none is active), and the budget
-// that sets it ("" when none).
-func groupAllowance(budgets []Budget, group string, size int, now time.Time) (int, string) {
+// GroupAllowance is the most nodes of a group of size nodes disrupted at
+// once that the budgets allow at now (math.MaxInt when none is active),
+// and the budget that sets it ("" when none).
+func GroupAllowance(budgets []Budget, group string, size int, now time.Time) (int, string) {
 	best, by := math.MaxInt, ""
 	for i := range budgets {
 		b := &budgets[i]
@@ -90,10 +90,10 @@ func groupAllowance(budgets []Budget, group string, size int, now time.Time) (in
 	return best, by
 }
 
-// windowOpen tells whether consolidation may touch group at now: no window
-// covers it, or one that does is open. The second result lists the windows
-// that cover it, for messages.
-func windowOpen(windows []Window, group string, now time.Time) (bool, []string) {
+// WindowOpen tells whether group may be disrupted at now: no window covers
+// it, or one that does is open. The second result lists the windows that
+// cover it, for messages.
+func WindowOpen(windows []Window, group string, now time.Time) (bool, []string) {
 	var specs []string
 	for i := range windows {
 		w := &windows[i]
