@@ -138,16 +138,6 @@ func New(opts Options) (*Autoscaler, error) {
 // Options returns the options the autoscaler runs with.
 func (a *Autoscaler) Options() Options { return a.opts }
 
-// SetPriorities gives the priority expander a new configuration, read
-// again by the shell when its ConfigMap changes.
-func (a *Autoscaler) SetPriorities(p *expander.Priorities) error {
-	if err := a.up.SetPriorities(p); err != nil {
-		return err
-	}
-	a.opts.ScaleUp.Priorities = p
-	return nil
-}
-
 // Input is one loop's view of the cluster and what happened since the
 // last one.
 type Input struct {
@@ -166,6 +156,11 @@ type Input struct {
 	// Replicas are the replica counts of the ReplicaSets and
 	// ReplicationControllers (--min-replica-count); nil when unknown.
 	Replicas drain.Replicas
+	// Priorities is the priority expander's configuration as the shell
+	// read it for this loop (the live shell: its ConfigMap); nil keeps the
+	// one in force (Options.ScaleUp.Priorities at first). A configuration
+	// equal to the one in force changes nothing.
+	Priorities *expander.Priorities
 }
 
 // Plan is one loop's decisions.
@@ -194,6 +189,9 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	// Decisions use wall-clock readings only: a monotonic reading cannot be
 	// recorded, and a replay must decide the same.
 	in.Now = in.Now.Round(0)
+	if err := a.takePriorities(in.Priorities); err != nil {
+		return Plan{}, err
+	}
 	s := in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()
@@ -230,6 +228,18 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 		l.pendingUnsafe()
 	}
 	return Plan{Actions: acts, NextDecisionAt: l.nextDecision(), Status: l.status()}, nil
+}
+
+// takePriorities puts a new priority expander configuration in force.
+func (a *Autoscaler) takePriorities(p *expander.Priorities) error {
+	if p == nil || p.Equal(a.opts.ScaleUp.Priorities) {
+		return nil
+	}
+	if err := a.up.SetPriorities(p); err != nil {
+		return fmt.Errorf("priority expander configuration: %w", err)
+	}
+	a.opts.ScaleUp.Priorities = p
+	return nil
 }
 
 // loop is the working state of one Step.

@@ -49,7 +49,7 @@ func (l *loop) consolidate() ([]Action, error) {
 			return acts, err
 		}
 	}
-	plan := l.cons.Plan(consolidation.Input{Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, DaemonSets: l.in.DaemonSets,
+	plan := l.cons.Plan(consolidation.Input{Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, DaemonSets: l.in.DaemonSets,
 		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState})
 	l.consState, l.consPlan = plan.State, plan
 	for _, m := range plan.Moves {

@@ -22,6 +22,9 @@ type Input struct {
 	Snapshot *snapshot.Snapshot
 	// PDBs are the cluster's PodDisruptionBudgets.
 	PDBs []*policyv1.PodDisruptionBudget
+	// Replicas are the replica counts of the ReplicaSets and
+	// ReplicationControllers, for --min-replica-count; nil when unknown.
+	Replicas drain.Replicas
 	// DaemonSets take their share of every replacement node.
 	DaemonSets []*appsv1.DaemonSet
 	// Deleting are node removals in flight (scale-down's and the drains of

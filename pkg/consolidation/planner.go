@@ -148,7 +148,7 @@ func (st *nodeState) groupID() string { return st.ni.Group }
 func (p *Planner) newSession(in Input) *session {
 	s := &session{
 		p: p, in: in, opts: &p.opts, snap: in.Snapshot, sim: &p.sim,
-		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs)},
+		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas},
 		nodes:    p.nodes[:0],
 		cands:    p.cands[:0],
 		verdicts: p.verdicts[:0],

@@ -28,6 +28,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -125,8 +126,10 @@ type Controller struct {
 	lastLoop   time.Time
 
 	// priorityVersion is the resourceVersion of the priority ConfigMap in
-	// force ("missing" while it cannot be read); loop goroutine only.
+	// force ("missing" while it cannot be read), priorities what it says,
+	// handed to the core in every Input; loop goroutine only.
 	priorityVersion string
+	priorities      *expander.Priorities
 }
 
 // New builds a controller; nothing runs until Run.

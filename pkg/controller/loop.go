@@ -37,7 +37,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		pending = c.dropClaimed(pending, c.readPeerClaims(ctx, start))
 	}
 	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
-		Replicas: v.replicas, Outcomes: c.outcomes.Take()}
+		Replicas: v.replicas, Outcomes: c.outcomes.Take(), Priorities: c.priorities}
 	if c.requests != nil {
 		var errs []error
 		in.ProvisioningRequests, errs = c.requests.list()

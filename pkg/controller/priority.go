@@ -23,7 +23,7 @@ func PriorityConfigMap(cm *v1.ConfigMap) (*expander.Priorities, error) {
 }
 
 // refreshPriorities reads the priority expander's ConfigMap again when the
-// priority expander is in use, and hands a changed one to the core. A
+// priority expander is in use, and keeps it for the core's next Input. A
 // ConfigMap that is missing or does not parse leaves the last good
 // priorities in force; the problem is logged and shown as a Warning event
 // on the ConfigMap, once per version. One GET per loop keeps the
@@ -47,12 +47,15 @@ func (c *Controller) refreshPriorities(ctx context.Context) {
 	c.priorityVersion = cm.ResourceVersion
 	prio, err := PriorityConfigMap(cm)
 	if err == nil {
-		err = c.auto.SetPriorities(prio)
+		// The expander chain is rebuilt in the core; building it here
+		// first refuses what the core would refuse.
+		_, err = expander.NewChain(c.opts.Autoscaler.ScaleUp.Expander, expander.Config{Priorities: prio})
 	}
 	if err != nil {
 		c.log.Error("priority expander ConfigMap refused; keeping the last priorities", "resourceVersion", cm.ResourceVersion, "err", err)
 		c.recorder.Event(cm, v1.EventTypeWarning, "PriorityConfigRefused", "kept the previous priorities: "+err.Error())
 		return
 	}
+	c.priorities = prio
 	c.log.Info("priority expander ConfigMap loaded", "resourceVersion", cm.ResourceVersion)
 }

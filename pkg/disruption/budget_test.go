@@ -53,4 +53,3 @@ func TestParseWindow(t *testing.T) {
 		}
 	}
 }
-

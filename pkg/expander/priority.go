@@ -1,6 +1,7 @@
 package expander
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -23,6 +24,8 @@ var PriorityKeys = []string{"priorities", "priority"}
 // name (unanchored, as upstream matches).
 type Priorities struct {
 	levels []priorityLevel // highest first
+	// text is the configuration parsed, for Equal and for records.
+	text string
 }
 
 type priorityLevel struct {
@@ -50,7 +53,7 @@ func ParsePriorities(text string) (*Priorities, error) {
 	if m.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: line %d: want a map of priority to list of expressions", PriorityConfigMapName, m.Line)
 	}
-	p := &Priorities{}
+	p := &Priorities{text: text}
 	firstLine := map[int]int{} // priority -> the line that gave it
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
@@ -147,6 +150,33 @@ func (p *Priorities) BestOptions(options []Option) []Option {
 		return options
 	}
 	return best
+}
+
+// Equal tells whether p and q were parsed from the same text; nil equals
+// only nil.
+func (p *Priorities) Equal(q *Priorities) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.text == q.text
+}
+
+// MarshalJSON writes the configuration as the text it was parsed from, so
+// that a loop record holds it as the ConfigMap did.
+func (p *Priorities) MarshalJSON() ([]byte, error) { return json.Marshal(p.text) }
+
+// UnmarshalJSON parses the text MarshalJSON wrote.
+func (p *Priorities) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fmt.Errorf("%s: want the configuration as a string: %w", PriorityConfigMapName, err)
+	}
+	q, err := ParsePriorities(text)
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
 }
 
 // String lists the levels, highest first.

@@ -22,7 +22,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
@@ -43,6 +45,8 @@ type Input struct {
 	Outcomes   []Tagged                        `json:"outcomes,omitempty"`
 	// ProvisioningRequests with their PodTemplates.
 	ProvisioningRequests []provisioningrequest.Request `json:"provisioningRequests,omitempty"`
+	Replicas             drain.Replicas                `json:"replicas,omitempty"`
+	Priorities           *expander.Priorities          `json:"priorities,omitempty"`
 }
 
 // Plan is autoscaler.Plan as data.
@@ -102,7 +106,7 @@ func (r *Recorder) Flush() error {
 func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
 		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
-			ProvisioningRequests: in.ProvisioningRequests},
+			ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas, Priorities: in.Priorities},
 		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
@@ -152,7 +156,7 @@ func (in Input) ToInput() (autoscaler.Input, error) {
 		return autoscaler.Input{}, fmt.Errorf("snapshot: %w", err)
 	}
 	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
-		ProvisioningRequests: in.ProvisioningRequests}
+		ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas, Priorities: in.Priorities}
 	for _, t := range in.Outcomes {
 		o, err := untagOutcome(t)
 		if err != nil {

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,22 @@ import (
 // ControllerKey names a ReplicaSet or ReplicationController.
 type ControllerKey struct {
 	Namespace, Kind, Name string
+}
+
+// MarshalText writes the key as namespace/Kind/name, so that Replicas is
+// a JSON object (in loop records).
+func (k ControllerKey) MarshalText() ([]byte, error) {
+	return []byte(k.Namespace + "/" + k.Kind + "/" + k.Name), nil
+}
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *ControllerKey) UnmarshalText(b []byte) error {
+	parts := strings.Split(string(b), "/")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return fmt.Errorf("controller key %q: want namespace/Kind/name", b)
+	}
+	*k = ControllerKey{Namespace: parts[0], Kind: parts[1], Name: parts[2]}
+	return nil
 }
 
 // Replicas are the spec.replicas of the cluster's ReplicaSets and

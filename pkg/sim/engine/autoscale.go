@@ -23,7 +23,7 @@ func (e *Engine) loop() error {
 		pending[i] = p.pi.Pod
 	}
 	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: pending, DaemonSets: e.daemonSets,
-		PDBs: e.pdbs(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
+		PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
 	e.outcomes = nil
 	plan, err := e.auto.Step(in)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -174,4 +175,16 @@ func (e *Engine) fail(err error) {
 	if e.err == nil {
 		e.err = err
 	}
+}
+
+// replicas are the desired replicas of each Deployment's ReplicaSet, as the
+// live shell lists them, for --min-replica-count.
+func (e *Engine) replicas() drain.Replicas {
+	out := drain.Replicas{}
+	for _, w := range e.workloads {
+		if w.cfg.Deployment != nil {
+			out[drain.ControllerKey{Namespace: w.cfg.Namespace, Kind: "ReplicaSet", Name: w.cfg.Name + "-rs"}] = int32(w.desired)
+		}
+	}
+	return out
 }
