@@ -326,7 +326,7 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 	}
 	return l.down.Plan(scaledown.Input{
 		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
-		Reserved:    l.reservedNew(),
+		Reserved: l.reservedNew(), Readiness: l.state.Classifier(s, l.in.Now),
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil

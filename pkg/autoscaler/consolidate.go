@@ -50,7 +50,7 @@ func (l *loop) consolidate() ([]Action, error) {
 		}
 	}
 	plan := l.cons.Plan(consolidation.Input{Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, DaemonSets: l.in.DaemonSets,
-		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState})
+		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState, Readiness: l.state.Classifier(s, l.in.Now)})
 	l.consState, l.consPlan = plan.State, plan
 	for _, m := range plan.Moves {
 		switch m.Kind {
@@ -144,8 +144,8 @@ func (l *loop) launch(s *snapshot.Snapshot, m consolidation.Move) []Action {
 func (l *loop) advanceReplacements() []Action {
 	var acts []Action
 	kept := l.replacing[:0]
-	wait := l.opts.ClusterState.MaxNodeProvisionTime + l.opts.ClusterState.MaxNodeStartupTime
 	for _, r := range l.replacing {
+		wait := l.replacementWait(r)
 		switch ready := l.readyNew(r); {
 		case ready >= r.count:
 			acts = append(acts, l.drainOld(r))
@@ -285,11 +285,17 @@ func (l *loop) consolidationDeadlines() []time.Time {
 	for _, w := range l.consPlan.Waiting {
 		out = append(out, l.in.Now.Add(w.Wait))
 	}
-	wait := l.opts.ClusterState.MaxNodeProvisionTime + l.opts.ClusterState.MaxNodeStartupTime
 	for _, r := range l.replacing {
-		out = append(out, r.since.Add(wait))
+		out = append(out, r.since.Add(l.replacementWait(r)))
 	}
 	return out
+}
+
+// replacementWait is how long a replacement's new nodes may take to be
+// ready: its group's max node provision time (the group's own, else the
+// flag's), then --max-node-startup-time.
+func (l *loop) replacementWait(r replacement) time.Duration {
+	return l.state.ProvisionTime(r.group) + l.opts.ClusterState.MaxNodeStartupTime
 }
 
 // deletingForScaleDown are the removals in flight and the old nodes of

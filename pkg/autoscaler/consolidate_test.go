@@ -111,3 +111,32 @@ func TestConsolidationIsOffByDefault(t *testing.T) {
 		}
 	}
 }
+
+// The replacement group's own max node provision time bounds the wait for
+// its new node, as it bounds any scale-up of the group.
+func TestReplacementWaitsItsGroupsProvisionTime(t *testing.T) {
+	a, s := replaceable(t)
+	five := 5 * time.Minute
+	g2 := *s.NodeGroup("g2")
+	g2.Options = &snapshot.GroupOptions{MaxNodeProvisionTime: &five}
+	if err := s.SetNodeGroup(g2); err != nil {
+		t.Fatal(err)
+	}
+	var plan autoscaler.Plan
+	for m := 0; m <= 10; m++ {
+		plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
+	}
+	if only(plan, "scale-up") != "scale-up g2+1" {
+		t.Fatalf("at 10m %q, want the replacement launched", summary(plan))
+	}
+	for m := 11; m <= 40; m++ {
+		plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
+		if only(plan, "uncordon") != "" {
+			if m != 30 {
+				t.Fatalf("given up at %dm, want 30m (launched at 10m, the group's 5m to provision, 15m to start)", m)
+			}
+			return
+		}
+	}
+	t.Fatalf("never given up; last plan %q", summary(plan))
+}

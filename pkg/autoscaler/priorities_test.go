@@ -45,3 +45,12 @@ func TestPrioritiesComeInThroughTheInput(t *testing.T) {
 		t.Fatalf("the Input's priorities: %q, want scale-up cpu-b+1", got)
 	}
 }
+
+func mustPriorities(t *testing.T, text string) *expander.Priorities {
+	t.Helper()
+	p, err := expander.ParsePriorities(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

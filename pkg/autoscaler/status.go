@@ -58,7 +58,7 @@ func (l *loop) status() status.Status {
 	}
 	for _, su := range l.upPlan.ScaleUps {
 		st.ScaleUps = append(st.ScaleUps, status.ScaleUp{Group: su.Group, From: su.NewTarget - su.Delta, To: su.NewTarget,
-			Pods: su.Pods, Why: su.Why, Options: options})
+			Pods: su.Pods, Why: su.Why, Deadline: l.in.Now.Add(l.state.ProvisionTime(su.Group)), Options: options})
 	}
 	st.Triggered = refs(l.upPlan.Triggered)
 	for _, p := range l.upPlan.Pending {

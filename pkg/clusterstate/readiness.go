@@ -121,17 +121,53 @@ const (
 	NodeDevicesOverdue
 )
 
+// Schedulable tells whether a node in this state runs pods now: Ready
+// with no start-up taint, whether or not its accelerators are all there.
+func (n NodeState) Schedulable() bool {
+	return n == NodeReady || n == NodeAwaitingDevices || n == NodeDevicesOverdue
+}
+
+// AwaitingDevices tells whether a node in this state runs pods but lacks
+// accelerators its group's template promises.
+func (n NodeState) AwaitingDevices() bool {
+	return n == NodeAwaitingDevices || n == NodeDevicesOverdue
+}
+
 // Classify says how ready a registered node of group g in snap is at now.
 func (s *State) Classify(snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *snapshot.NodeGroup, now time.Time) NodeState {
-	ready := IsReady(ni.Node) && !s.opts.Readiness.HasStartupTaint(ni.Node)
+	return Classify(s.opts, snap, ni, g, now)
+}
+
+// Classifier says how ready a node of the loop's snapshot is. It is the
+// loop's one definition of a ready node, handed to every planner.
+type Classifier func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState
+
+// Classifier classifies the nodes of snap at now as Classify does.
+func (s *State) Classifier(snap *snapshot.Snapshot, now time.Time) Classifier {
+	return DefaultClassifier(s.opts, snap, now)
+}
+
+// DefaultClassifier classifies with opts, for planners used without a loop.
+func DefaultClassifier(opts Options, snap *snapshot.Snapshot, now time.Time) Classifier {
+	return func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState { return Classify(opts, snap, ni, g, now) }
+}
+
+// Classify says how ready a registered node of group g in snap is at now,
+// with opts' start-up taints and --max-node-startup-time: Ready (the Ready
+// condition, network available) with no start-up taint is schedulable;
+// within the start-up time a node that is not is still starting, and one
+// whose group's accelerators are not all advertised awaits them.
+func Classify(opts Options, snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *snapshot.NodeGroup, now time.Time) NodeState {
+	ready := IsReady(ni.Node) && !opts.Readiness.HasStartupTaint(ni.Node)
 	awaiting := AwaitingDevices(snap, ni, g)
 	if ready && !awaiting {
 		return NodeReady
 	}
+	young := now.Sub(ni.Node.CreationTimestamp.Time) < opts.MaxNodeStartupTime
 	switch {
-	case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime && !ready:
+	case young && !ready:
 		return NodeStarting
-	case now.Sub(ni.Node.CreationTimestamp.Time) < s.opts.MaxNodeStartupTime:
+	case young:
 		return NodeAwaitingDevices
 	case !ready:
 		return NodeUnready
@@ -168,12 +204,20 @@ func AwaitingDevices(snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *snapshot
 		(gpu.AwaitingTemplate(ni.Node, g.Template) || dra.AwaitingSlices(snap, g, ni.Name()))
 }
 
-// IsReady reports the node's Ready condition.
+// IsReady reports the node's Ready condition; a node whose network is
+// reported unavailable is not ready either.
 func IsReady(node *v1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == v1.NodeReady {
-			return c.Status == v1.ConditionTrue
+	ready := false
+	for i := range node.Status.Conditions {
+		c := &node.Status.Conditions[i]
+		switch c.Type {
+		case v1.NodeReady:
+			ready = c.Status == v1.ConditionTrue
+		case v1.NodeNetworkUnavailable:
+			if c.Status == v1.ConditionTrue {
+				return false
+			}
 		}
 	}
-	return false
+	return ready
 }

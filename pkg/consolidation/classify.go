@@ -13,6 +13,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -38,7 +39,7 @@ func (s *session) classifyNodes() {
 		if gpu.IsGPUNode(node) {
 			st.kind = limits.Type(node)
 		}
-		ready := scaledown.NodeReady(node) && !gpu.Awaiting(node) && !clusterstate.AwaitingDevices(s.snap, st.ni, st.group)
+		ready := s.classify(st.ni, st.group) == clusterstate.NodeReady && !gpu.Awaiting(node)
 		gone := s.deleting[node.Name] || s.replacing[node.Name] ||
 			scaledown.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
 		// Pods go only to nodes that run them now and stay; the new nodes
@@ -56,6 +57,14 @@ func (s *session) classifyNodes() {
 			s.cands = append(s.cands, int32(i))
 		}
 	}
+}
+
+// classify says how ready a node is, as the loop defines it.
+func (s *session) classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) clusterstate.NodeState {
+	if s.in.Readiness == nil {
+		s.in.Readiness = clusterstate.DefaultClassifier(clusterstate.DefaultOptions(), s.snap, s.in.Now)
+	}
+	return s.in.Readiness(ni, g)
 }
 
 // eligibility returns why a node cannot move whatever its pods, or "".

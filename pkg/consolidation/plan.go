@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -37,6 +38,9 @@ type Input struct {
 	// State is what the previous pass returned in Plan.State (the zero
 	// value the first time).
 	State State
+	// Readiness is the loop's definition of a ready node, shared with
+	// scale-up and scale-down; nil classifies with clusterstate's defaults.
+	Readiness clusterstate.Classifier
 }
 
 // Replacement is a replace move in flight: its new nodes were asked for,

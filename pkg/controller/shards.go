@@ -53,9 +53,22 @@ type claimSet struct {
 }
 
 type claim struct {
-	Since  time.Time   `json:"since"`
+	Since time.Time `json:"since"`
+	// Until is when the claim lapses: the latest deadline of its
+	// scale-ups, each group's own max node provision time. Claims written
+	// without it lapse --max-node-provision-time after Since.
+	Until  time.Time   `json:"until,omitzero"`
 	Groups []string    `json:"groups"`
 	Pods   []types.UID `json:"pods"`
+}
+
+// lapsed tells whether the claim no longer holds at now; ttl is the
+// reader's --max-node-provision-time, for claims without Until.
+func (cl *claim) lapsed(now time.Time, ttl time.Duration) bool {
+	if !cl.Until.IsZero() {
+		return now.After(cl.Until)
+	}
+	return now.Sub(cl.Since) > ttl
 }
 
 // peerClaim is what a peer says about one pod.
@@ -94,7 +107,7 @@ func (c *Controller) readPeerClaims(ctx context.Context, now time.Time) map[type
 			continue
 		}
 		for _, cl := range set.Claims {
-			if now.Sub(cl.Since) > ttl {
+			if cl.lapsed(now, ttl) {
 				continue
 			}
 			for _, uid := range cl.Pods {
@@ -131,7 +144,8 @@ func (c *Controller) dropClaimed(pending []*v1.Pod, claims map[types.UID]peerCla
 
 // updateClaims adds the pods this loop scaled up for, drops the claims of
 // pods no longer pending and those past --max-node-provision-time, and
-// returns the text to publish.
+// returns the text to publish (a claim lapses at the latest deadline of
+// its scale-ups, each group's own provision time).
 func (c *Controller) updateClaims(now time.Time, pending []*v1.Pod, plan autoscaler.Plan) string {
 	still := make(map[types.UID]bool, len(pending))
 	for _, p := range pending {
@@ -141,7 +155,7 @@ func (c *Controller) updateClaims(now time.Time, pending []*v1.Pod, plan autosca
 	var kept []claim
 	total := 0
 	for _, cl := range c.shards.own {
-		if now.Sub(cl.Since) > ttl {
+		if cl.lapsed(now, ttl) {
 			continue
 		}
 		pods := cl.Pods[:0:0]
@@ -158,10 +172,14 @@ func (c *Controller) updateClaims(now time.Time, pending []*v1.Pod, plan autosca
 	}
 	if st := plan.Status; len(st.ScaleUps) > 0 && total < MaxClaims {
 		groups := map[string]bool{}
+		var until time.Time
 		for _, su := range st.ScaleUps {
 			groups[su.Group] = true
+			if su.Deadline.After(until) {
+				until = su.Deadline.UTC()
+			}
 		}
-		cl := claim{Since: now.UTC(), Groups: slices.Sorted(maps.Keys(groups))}
+		cl := claim{Since: now.UTC(), Until: until, Groups: slices.Sorted(maps.Keys(groups))}
 		for _, r := range st.Triggered {
 			if r.UID != "" && total < MaxClaims {
 				cl.Pods = append(cl.Pods, r.UID)

@@ -121,3 +121,31 @@ func TestShardingOptionsAreChecked(t *testing.T) {
 		t.Errorf("peers without a status ConfigMap: %v", err)
 	}
 }
+
+// A claim lapses when its scale-ups time out, at each group's own max node
+// provision time, for the shard that wrote it and for its peers.
+func TestClaimsLapseAtTheirGroupsDeadline(t *testing.T) {
+	client := fake.NewClientset()
+	ctx := context.Background()
+	a, _ := shardController(t, client, "status-a", "status-b")
+	b, _ := shardController(t, client, "status-b", "status-a")
+	web := pendingPod("web")
+	plan := autoscaler.Plan{Status: status.Status{
+		ScaleUps:  []status.ScaleUp{{Group: "fast", From: 0, To: 1, Pods: 1, Deadline: t0.Add(5 * time.Minute)}},
+		Triggered: []status.Ref{{Namespace: "default", Name: "web", UID: web.UID}},
+	}}
+	claims := a.updateClaims(t0, []*v1.Pod{web}, plan)
+	doc, text := status.Render(plan.Status, nil, status.DefaultRenderOptions())
+	if err := writeStatus(ctx, client, "kube-system", "status-a", doc, text, map[string]string{ClaimsKey: claims}); err != nil {
+		t.Fatal(err)
+	}
+	if left := b.dropClaimed([]*v1.Pod{web}, b.readPeerClaims(ctx, t0.Add(4*time.Minute))); len(left) != 0 {
+		t.Errorf("within the group's 5m the claim must hold: %v", left)
+	}
+	if left := b.dropClaimed([]*v1.Pod{web}, b.readPeerClaims(ctx, t0.Add(6*time.Minute))); len(left) != 1 {
+		t.Errorf("past the group's 5m (the flag says 15m) the claim still holds")
+	}
+	if got := a.updateClaims(t0.Add(6*time.Minute), []*v1.Pod{web}, autoscaler.Plan{}); strings.Contains(got, string(web.UID)) {
+		t.Errorf("shard a keeps its lapsed claim: %s", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -24,12 +25,14 @@ func (s *session) classifyNodes() {
 		st := &s.nodes[i]
 		node := st.ni.Node
 		st.group = s.snap.NodeGroup(st.ni.Group)
-		st.ready = NodeReady(node)
-		// The same test scale-up uses (the node advertises less than its
-		// group's template: no GPUs yet, MIG partitions or time-sliced
-		// replicas not made yet), plus accelerator labels for unmanaged
+		// The loop's one definition of ready: the Ready condition without a
+		// start-up taint, and the group's accelerators all advertised (no
+		// GPUs yet, MIG partitions or time-sliced replicas not made yet are
+		// the test scale-up uses); plus accelerator labels for unmanaged
 		// templates: a node whose device plugin is still starting is not idle.
-		st.awaitingGPU = gpu.Awaiting(node) || clusterstate.AwaitingDevices(s.snap, st.ni, st.group)
+		state := s.classify(st.ni, st.group)
+		st.ready = state.Schedulable()
+		st.awaitingGPU = state.AwaitingDevices() || gpu.Awaiting(node)
 		deleting := s.beingDeleted(node)
 		// Pods are only simulated onto nodes that can run them now and will
 		// stay: Ready, and not on their way out.
@@ -86,6 +89,14 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 	return "", ""
 }
 
+// classify says how ready a node is, as the loop defines it.
+func (s *session) classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) clusterstate.NodeState {
+	if s.in.Readiness == nil {
+		s.in.Readiness = clusterstate.DefaultClassifier(clusterstate.DefaultOptions(), s.snap, s.in.Now)
+	}
+	return s.in.Readiness(ni, g)
+}
+
 // beingDeleted: the actuator is removing the node, or did until recently.
 func (s *session) beingDeleted(node *v1.Node) bool {
 	return s.deleting[node.Name] || TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
@@ -108,24 +119,6 @@ func TaintedToBeDeleted(node *v1.Node, now time.Time, maxAge time.Duration) bool
 		return now.Sub(time.Unix(sec, 0)) < maxAge
 	}
 	return false
-}
-
-// NodeReady reads the Ready condition; a node whose network is reported
-// unavailable is not ready either.
-func NodeReady(node *v1.Node) bool {
-	ready := false
-	for i := range node.Status.Conditions {
-		c := &node.Status.Conditions[i]
-		switch c.Type {
-		case v1.NodeReady:
-			ready = c.Status == v1.ConditionTrue
-		case v1.NodeNetworkUnavailable:
-			if c.Status == v1.ConditionTrue {
-				return false
-			}
-		}
-	}
-	return ready
 }
 
 func hasTaint(node *v1.Node, key string) bool {

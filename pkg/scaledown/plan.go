@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -33,6 +34,10 @@ type Input struct {
 	// new nodes of a consolidation replacement, until the nodes they
 	// replace are drained onto them). They still take moved pods.
 	Reserved map[string]string
+	// Readiness is the loop's definition of a ready node (start-up taints,
+	// accelerators advertised), shared with scale-up; nil classifies with
+	// clusterstate's defaults.
+	Readiness clusterstate.Classifier
 }
 
 // Deletion is a node removal in progress.

@@ -150,6 +150,11 @@ type ScaleUp struct {
 	Pods int `json:"pods"`
 	// Why says how the group was chosen.
 	Why string `json:"why,omitempty"`
+	// Deadline is when the group is backed off and the nodes that have
+	// not registered are given back: the decision time plus the group's
+	// own max node provision time (its options, else
+	// --max-node-provision-time).
+	Deadline time.Time `json:"deadline,omitzero"`
 	// Options are every group the expanders weighed, the chosen one
 	// included, in the order the chain ranked them.
 	Options []Option `json:"options,omitempty"`
