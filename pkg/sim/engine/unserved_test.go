@@ -100,3 +100,31 @@ func TestUnservedReplicas(t *testing.T) {
 		t.Errorf("limits reached %+v, want none", res.LimitsReached)
 	}
 }
+
+// TestEvictedReplicaIsNotTakenForAPendingOne: a two-replica Deployment
+// spread over two nodes; scale-down drains one, its replica is replaced on
+// the other node at once. The evicted replica ran: it neither waits again
+// (a wait as long as its age) nor leaves the pending count (which would go
+// negative and hide unserved demand for the rest of the run).
+func TestEvictedReplicaIsNotTakenForAPendingOne(t *testing.T) {
+	res := run(t, parse(t, `name: replicas
+scheduler: {scoring: LeastAllocated}
+duration: 2h
+nodeGroups:
+- {name: g, maxSize: 2, initialSize: 2, pricePerHour: 1, capacity: {cpu: "4", memory: 16Gi}}
+workloads:
+- {name: web, pod: {requests: {cpu: "1"}}, deployment: {replicas: 2}}
+`))
+	if res.Evictions != 1 || res.NodesRemoved != 1 {
+		t.Fatalf("%d evictions, %d nodes removed; want one node drained", res.Evictions, res.NodesRemoved)
+	}
+	if u := res.Unserved; u.ReplicaPodHours != 0 || u.PodHours != 0 {
+		t.Errorf("unserved %+v, want none: every replica ran all along but for the moment of its eviction", u)
+	}
+	if p := res.WaitPercentile(100); p > time.Minute {
+		t.Errorf("longest wait %s, want the evicted replica's replacement placed at once, no wait as long as its age", p)
+	}
+	if last := res.Series.Pending[len(res.Series.Pending)-1]; last != 0 {
+		t.Errorf("%d pods pending at the end", last)
+	}
+}

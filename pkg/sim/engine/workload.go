@@ -210,27 +210,29 @@ func (e *Engine) unbind(p *simPod) error {
 // new pending one, as its ReplicaSet would.
 func (e *Engine) evict(p *simPod) error {
 	ran := e.now - p.boundAt
+	e.rec.evictions++
+	if p.w.cfg.Deployment != nil {
+		// deletePod unbinds the running pod itself: unbound first, it would
+		// be taken for a pending one leaving the queue.
+		if err := e.deletePod(p); err != nil {
+			return err
+		}
+		r, err := e.addReplica(p.w)
+		if err != nil {
+			return err
+		}
+		r.afterEviction = true
+		return nil
+	}
 	if err := e.unbind(p); err != nil {
 		return err
 	}
-	e.rec.evictions++
-	if p.w.cfg.Deployment == nil {
-		e.rec.interrupted(p, ran)
-		if p.remaining -= ran; p.remaining <= 0 {
-			p.remaining = time.Second
-		}
-		p.afterEviction = true
-		e.enqueue(p)
-		return nil
+	e.rec.interrupted(p, ran)
+	if p.remaining -= ran; p.remaining <= 0 {
+		p.remaining = time.Second
 	}
-	if err := e.deletePod(p); err != nil {
-		return err
-	}
-	r, err := e.addReplica(p.w)
-	if err != nil {
-		return err
-	}
-	r.afterEviction = true
+	p.afterEviction = true
+	e.enqueue(p)
 	return nil
 }
 
