@@ -211,8 +211,8 @@ func gangKey(g *gangState) string { return fmt.Sprintf("%s/gang-of-%d", g.w.key,
 
 // GangResult is the account of the jobs of several pods.
 type GangResult struct {
-	// Jobs is how many there were; NeverStarted how many never had all
-	// their pods running.
+	// Jobs is how many arrived before the run ended; NeverStarted how
+	// many of them never had all their pods running.
 	Jobs, NeverStarted int
 	// Waits are the waits of those that started, sorted: from arrival
 	// until all their pods ran; those never started count until the end.
@@ -231,10 +231,17 @@ func (g *GangResult) WaitPercentile(p float64) time.Duration {
 	return g.Waits[max(0, min(i, len(g.Waits)-1))]
 }
 
+// gangResult counts the jobs that arrived before the run ended (at its
+// duration, or earlier when stopped): a job due later is not counted, as a
+// pod not yet submitted is not.
 func (e *Engine) gangResult(res *Result) {
-	gr := GangResult{Jobs: len(e.gangs), Requests: e.rec.gangRequests, Requeues: e.rec.gangRequeues}
+	gr := GangResult{Requests: e.rec.gangRequests, Requeues: e.rec.gangRequeues}
 	gr.Waits = append(gr.Waits, e.rec.gangWaits...)
 	for _, g := range e.gangs {
+		if g.arrived > e.end {
+			continue
+		}
+		gr.Jobs++
 		if g.started < 0 {
 			gr.NeverStarted++
 			gr.Waits = append(gr.Waits, e.end-g.arrived)

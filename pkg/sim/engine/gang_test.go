@@ -67,3 +67,19 @@ func TestGangAllOrNothingWhenMaxTooSmall(t *testing.T) {
 			res.Gangs, res.NodesAdded, res.NodeHours)
 	}
 }
+
+// A job due after the run stops is not counted: neither as a job nor as
+// one that never started, and no wait is negative.
+func TestGangDueAfterTheEndIsNotCounted(t *testing.T) {
+	s := parse(t, gangScenario(10, false))
+	s.Duration.Duration = 30 * time.Second // the job is due at 1m
+	res := run(t, s)
+	if g := res.Gangs; g.Jobs != 0 || g.NeverStarted != 0 || len(g.Waits) != 0 {
+		t.Errorf("gangs %+v, want none: the only job was due after the end", g)
+	}
+	for _, w := range res.Gangs.Waits {
+		if w < 0 {
+			t.Errorf("negative gang wait %s", w)
+		}
+	}
+}
