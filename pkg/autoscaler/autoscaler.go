@@ -254,8 +254,10 @@ type loop struct {
 	upPlan    scaleup.Plan
 	downPlan  scaledown.Plan
 	consPlan  consolidation.Plan
-	// consolidated counts the consolidation moves started this loop.
-	consolidated int
+	// consolidated counts the consolidation moves started this loop;
+	// consHeld is why consolidation did not plan, if it did not.
+	consolidated              int
+	consHeld, consHeldMessage string
 	// downSkipped is a stable code when scale-down did not run.
 	downSkipped, downSkippedMessage string
 	// req is the loop's work on ProvisioningRequests.
@@ -297,6 +299,22 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 	s := l.in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()
+	if err := l.placeExpected(s); err != nil {
+		return scaledown.Plan{}, err
+	}
+	return l.down.Plan(scaledown.Input{
+		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
+		Reserved: l.reservedNew(), Readiness: l.state.Classifier(s, l.in.Now),
+		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
+		LastScaleDownFailure: l.state.LastScaleDownFailure(),
+	}), nil
+}
+
+// placeExpected places, in a forked snapshot, the pending pods that will
+// schedule on registered nodes and the pods of gangs and bookings held
+// there, so that neither scale-down nor consolidation gives their room
+// away.
+func (l *loop) placeExpected(s *snapshot.Snapshot) error {
 	var checker *predicates.Checker
 	place := func(pod *v1.Pod, node string) error {
 		ni := s.Node(node)
@@ -314,22 +332,17 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 	}
 	for i, pod := range l.upPlan.WillSchedule {
 		if err := place(pod, l.upPlan.Placements[i]); err != nil {
-			return scaledown.Plan{}, err
+			return err
 		}
 	}
 	// The room of booked ProvisioningRequests and of gangs placed this
 	// loop is held too.
 	for _, h := range l.upPlan.Held {
 		if err := place(h.Pod, h.Node); err != nil {
-			return scaledown.Plan{}, err
+			return err
 		}
 	}
-	return l.down.Plan(scaledown.Input{
-		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
-		Reserved: l.reservedNew(), Readiness: l.state.Classifier(s, l.in.Now),
-		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
-		LastScaleDownFailure: l.state.LastScaleDownFailure(),
-	}), nil
+	return nil
 }
 
 // bindWithClaims binds a pod the scheduler is expected to put on ni: a pod

@@ -9,6 +9,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
@@ -31,17 +32,25 @@ type replacement struct {
 // consolidate plans consolidation on the snapshot as scale-down leaves it
 // (its removals of this loop done, their pods placed where the removal
 // simulation put them), and carries on the replacements in flight. It
-// runs only in loops that scale nothing up and whose scale-down ran out of
-// cooldown: the cluster must be settled before pods are moved for money.
+// runs only in loops that scale nothing up, whose scale-down ran out of
+// cooldown, and where no pending pod waits for capacity: the cluster must
+// be settled before pods are moved for money. Pods that no node group can
+// ever take do not hold it; pods about to be scheduled on registered nodes
+// are placed there first, as for scale-down, so no move takes their room.
 func (l *loop) consolidate() ([]Action, error) {
 	acts := l.advanceReplacements()
-	if !l.opts.Consolidation.Enabled || l.downSkipped != "" || len(l.upPlan.Pending) > 0 ||
-		!l.downPlan.CooldownUntil.IsZero() {
+	if !l.opts.Consolidation.Enabled {
+		return acts, nil
+	}
+	if l.consHeld, l.consHeldMessage = l.consolidationHeld(); l.consHeld != "" {
 		return acts, nil
 	}
 	s := l.in.Snapshot
 	s.Fork()
 	defer func() { _ = s.Revert() }()
+	if err := l.placeExpected(s); err != nil {
+		return acts, err
+	}
 	deleting := l.deletingForScaleDown()
 	for _, r := range l.downPlan.Delete {
 		deleting = append(deleting, scaledown.Deletion{Node: r.Node, Group: r.Group, Drain: !r.Empty})
@@ -61,6 +70,59 @@ func (l *loop) consolidate() ([]Action, error) {
 		}
 	}
 	return acts, nil
+}
+
+// Codes of status.Consolidation.Held.
+const (
+	heldScaleDownNotRun = "ScaleDownNotRun"
+	heldCooldown        = "ScaleDownInCooldown"
+	heldPendingPods     = "PodsWaitForCapacity"
+)
+
+// consolidationHeld says why consolidation does not plan in this loop, or
+// "".
+func (l *loop) consolidationHeld() (string, string) {
+	switch {
+	case l.downSkipped != "":
+		return heldScaleDownNotRun, "scale-down did not run: " + l.downSkippedMessage
+	case !l.downPlan.CooldownUntil.IsZero():
+		return heldCooldown, "scale-down is paused until " + l.downPlan.CooldownUntil.UTC().Format(time.RFC3339) + ": " +
+			l.downPlan.CooldownReason
+	}
+	waiting, first := 0, ""
+	for _, p := range l.upPlan.Pending {
+		if !waitsForCapacity(p) {
+			continue
+		}
+		if waiting == 0 {
+			first = fmt.Sprintf(" (%s/%s: %s)", p.Pods[0].Namespace, p.Pods[0].Name, p.Message())
+		}
+		waiting += len(p.Pods)
+	}
+	if waiting > 0 {
+		return heldPendingPods, fmt.Sprintf("%d pending pod(s) wait for capacity%s", waiting, first)
+	}
+	return "", ""
+}
+
+// waitsForCapacity tells whether capacity could help pending pods: some
+// group could take them once a limit, a backoff or their age allows.
+// Pods that fit no group's nodes, and expendable pods, wait for nothing
+// consolidation could take from them.
+func waitsForCapacity(p scaleup.PendingPods) bool {
+	if len(p.Pods) == 0 {
+		return false
+	}
+	for _, r := range p.Reasons {
+		switch r.Reason {
+		case scaleup.ReasonNotFit, scaleup.ReasonNoTemplate:
+		case scaleup.ReasonExpendable:
+			return false
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // moveEvicted places a removal's pods where the simulation expects them,
@@ -256,7 +318,7 @@ func (l *loop) consolidationStatus() *status.Consolidation {
 	if !l.opts.Consolidation.Enabled {
 		return nil
 	}
-	c := &status.Consolidation{}
+	c := &status.Consolidation{Held: l.consHeld, HeldMessage: l.consHeldMessage}
 	for _, m := range l.consPlan.Moves {
 		mv := status.Move{Kind: string(m.Kind), LaunchGroup: m.Launch.Group, LaunchCount: m.Launch.Count,
 			PriceBefore: m.PriceBefore, PriceAfter: m.PriceAfter, Message: m.Message}

@@ -1,9 +1,11 @@
 package autoscaler_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
@@ -139,4 +141,41 @@ func TestReplacementWaitsItsGroupsProvisionTime(t *testing.T) {
 		}
 	}
 	t.Fatalf("never given up; last plan %q", summary(plan))
+}
+
+// A pending pod no node group can ever take does not turn consolidation
+// off for the whole cluster; one that waits for capacity holds it, and the
+// status says why.
+func TestUnplaceablePodDoesNotHoldConsolidation(t *testing.T) {
+	huge := owned(builder.Pod("huge").CPU("1").GPU(64).Build())
+	a, s := replaceable(t)
+	var plan autoscaler.Plan
+	for m := 0; m <= 10; m++ {
+		plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s, Pending: []*v1.Pod{huge}})
+	}
+	if got := summary(plan); got != "scale-up g2+1; cordon n1,n2" {
+		t.Fatalf("with a pod that fits no group pending: %q, want the replacement", got)
+	}
+	if c := plan.Status.Consolidation; c == nil || c.Held != "" {
+		t.Errorf("consolidation status %+v, want it not held", c)
+	}
+
+	a, s = replaceable(t)
+	for _, id := range []string{"g1", "g2"} {
+		g := *s.NodeGroup(id)
+		g.MaxSize = g.TargetSize
+		if err := s.SetNodeGroup(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := owned(builder.Pod("waiting").CPU("2").GPU(1).Build())
+	for m := 0; m <= 10; m++ {
+		plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s, Pending: []*v1.Pod{waiting}})
+	}
+	if got := summary(plan); got != "" {
+		t.Fatalf("with a pod waiting for capacity: %q, want nothing moved", got)
+	}
+	if c := plan.Status.Consolidation; c == nil || c.Held != "PodsWaitForCapacity" || !strings.Contains(c.HeldMessage, "default/waiting") {
+		t.Errorf("consolidation status %+v, want it held for the waiting pod", c)
+	}
 }

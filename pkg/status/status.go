@@ -252,6 +252,11 @@ type Consolidation struct {
 	Moves     []Move    `json:"moves,omitempty"`
 	Waiting   []Waiting `json:"waiting,omitempty"`
 	Replacing []Move    `json:"replacing,omitempty"`
+	// Held is a stable code when consolidation did not plan in this loop
+	// (ScaleDownNotRun, ScaleDownInCooldown, PodsWaitForCapacity), and
+	// HeldMessage says why for people.
+	Held        string `json:"held,omitempty"`
+	HeldMessage string `json:"heldMessage,omitempty"`
 }
 
 // Move is a consolidation move: Delete (the nodes' pods fit elsewhere) or

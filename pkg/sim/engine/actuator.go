@@ -112,8 +112,13 @@ func (e *Engine) startRemoval(rm scaledown.Removal) error {
 	if err := e.cordon(rm.Node); err != nil {
 		return err
 	}
+	before := e.rec.evictions
 	if err := e.evictAll(rm.Node); err != nil {
 		return err
+	}
+	if rm.Consolidation != "" {
+		e.rec.consolidation.NodesRemoved++
+		e.rec.consolidation.Evictions += e.rec.evictions - before
 	}
 	if e.sc.NodeDeletionDelay.Duration == 0 {
 		return e.nodeDeleted(rm.Node)

@@ -32,6 +32,7 @@ func (e *Engine) loop() error {
 	if e.opts.Recorder != nil {
 		e.opts.Recorder.Record(in, plan)
 	}
+	e.rec.noteConsolidation(plan.Status.Consolidation)
 	before := e.changed
 	res := actuation.Carry(context.Background(), simActuator{e}, virtualClock{e}, plan.Actions)
 	if len(res.Errors) > 0 {

@@ -56,8 +56,10 @@ type Result struct {
 	// Loops is how many times the autoscaler's loop ran.
 	Loops int
 	// Gangs account for the jobs of several pods that start together.
-	Gangs  GangResult
-	Series Series
+	Gangs GangResult
+	// Consolidation is what consolidation did, or why it did nothing.
+	Consolidation ConsolidationResult
+	Series        Series
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
 	Demand []bound.Change
@@ -140,6 +142,7 @@ type recorder struct {
 	podDemand                  []bound.PodChange
 	unserved                   unservedRecorder
 	limits                     limitWatch
+	consolidation              ConsolidationResult
 }
 
 func (r *recorder) init(e *Engine) {
@@ -245,7 +248,7 @@ func (e *Engine) result() *Result {
 		Scenario: e.sc.Name, Label: e.opts.Label, Duration: e.end,
 		GPUHoursAllocated: r.gpuAllocTime.hours(), GPUHoursProvisioned: r.gpuProvTime.hours(),
 		Submitted: r.submitted, Finished: r.finished, ScaleUps: r.scaleUps, NodesRemoved: r.scaleDowns,
-		Evictions: r.evictions, Loops: r.loops, Series: r.series,
+		Evictions: r.evictions, Loops: r.loops, Series: r.series, Consolidation: r.consolidation,
 	}
 	for i, g := range e.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,

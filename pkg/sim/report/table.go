@@ -112,6 +112,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	row("scale-ups (nodes added)", func(r Run) string { return fmt.Sprintf("%d (%d)", r.Result.ScaleUps, r.Result.NodesAdded) })
 	row("scale-downs (nodes removed)", func(r Run) string { return fmt.Sprintf("%d", r.Result.NodesRemoved) })
 	row("pods evicted", func(r Run) string { return fmt.Sprintf("%d", r.Result.Evictions) })
+	consolidationRow(runs, row)
 	evictionRows(row)
 	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
 	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
@@ -155,6 +156,17 @@ func formatDuration(d time.Duration) string {
 		return d.Round(time.Minute).String()
 	default:
 		return d.Round(time.Second).String()
+	}
+}
+
+// consolidationRow says what consolidation did, when a run has it on: its
+// moves, or why it made none.
+func consolidationRow(runs []Run, row func(string, func(Run) string)) {
+	for _, r := range runs {
+		if r.Result.Consolidation.Enabled {
+			row("consolidation", func(r Run) string { return r.Result.Consolidation.Summary() })
+			return
+		}
 	}
 }
 
