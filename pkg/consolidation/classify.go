@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -116,54 +115,28 @@ func ratio(used, alloc int64) float64 {
 }
 
 // judgePods runs the drain rules over node i's pods with the
-// PodDisruptionBudgets as they stand at the start of the pass; a blocked
-// node is kept. The verdicts are remembered for the simulation, which
-// judges again only nodes whose moving pods fall under a budget, and only
-// once moves have drawn on budgets.
+// PodDisruptionBudgets as they stand at the start of the pass
+// (removal.Judge); a blocked node is kept, and so is one with a pod that
+// runs to completion (safe-to-evict "on-completion"), as a voluntary move
+// must not wait for it.
 func (s *session) judgePods(i int32) bool {
 	st := &s.nodes[i]
-	s.dctx.Node = st.ni.Node
-	st.verdictsAt = len(s.verdicts)
-	moving := 0
-	for _, pi := range st.ni.Pods {
-		v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
-		kind := verdictSkip
-		switch {
-		case v.Outcome == drain.Block, v.Outcome == drain.Wait:
-			// A pod that runs to completion keeps its node from a
-			// voluntary move as a blocking pod does.
-			s.verdicts = s.verdicts[:st.verdictsAt]
-			s.keepBlocked(i, pi.Pod, v)
-			return false
-		case v.Outcome == drain.Drain:
-			kind = verdictMove
-			moving++
-			st.budgeted = st.budgeted || s.dctx.Budgets.Covers(pi.Pod)
-		case v.Code == drain.CodeDaemonSetPod:
-			kind = verdictDaemonSet
-		}
-		s.verdicts = append(s.verdicts, kind)
+	if b, ok := s.judge.First(st.ni, &st.judged); !ok {
+		s.keepBlocked(i, b)
+		return false
 	}
-	st.own = len(st.ni.Pods)
-	st.empty = moving == 0
+	st.empty = st.judged.Moving == 0
 	return true
 }
 
-// What the drain rules said about a pod, as remembered for the simulation.
-const (
-	verdictSkip uint8 = iota
-	verdictMove
-	verdictDaemonSet
-)
-
 // keepBlocked keeps node i for a pod a drain rule blocks, once: a node
 // judged again in several trials of a pass is reported the first time.
-func (s *session) keepBlocked(i int32, pod *v1.Pod, v drain.Verdict) {
+func (s *session) keepBlocked(i int32, b removal.Blocked) {
 	if s.nodes[i].fate != undecided {
 		return
 	}
-	k := s.keep(i, ReasonBlockedByPod, fmt.Sprintf("%s (%s)", v.Message, v.Code))
-	k.Pod, k.PodCode = pod, v.Code
+	k := s.keep(i, ReasonBlockedByPod, b.Message())
+	k.Pod, k.PodCode = b.Pod, b.Verdict.Code
 }
 
 // rankCandidates orders the candidates: empty nodes first (they go at no

@@ -7,20 +7,8 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
-
-// item is a pod that must leave a node being simulated: one of its own (pi
-// set, p made when it is first placed) or one a move of this pass placed
-// there (p set).
-type item struct {
-	pi   *snapshot.PodInfo
-	p    *removal.Pod
-	from int32
-	dest int32 // -1: not placed (a replacement node takes it)
-}
 
 // deletePass weighs each candidate in order for deletion: taken out of the
 // snapshot, do its pods fit on the remaining nodes? A deletion carried out
@@ -54,8 +42,8 @@ func (s *session) tryDelete(i int32) {
 	for k := range items {
 		it := &items[k]
 		s.prepare(it)
-		if m, fits := s.sim.FitsAlone(i, it.p); !fits {
-			st.miss = s.missMessage(it.p.Orig, m)
+		if m, fits := s.sim.FitsAlone(i, it.P); !fits {
+			st.miss = s.missMessage(it.P.Orig, m)
 			s.sim.DropSince(mark)
 			return
 		}
@@ -89,59 +77,31 @@ func (s *session) tryDelete(i int32) {
 
 // prepare makes the moving copy of an item's pod, following the GPU order
 // when it asks for GPUs.
-func (s *session) prepare(it *item) {
-	if it.p != nil {
+func (s *session) prepare(it *removal.Item) {
+	if it.P != nil {
 		return
 	}
 	order := s.cpuOrder
-	if gpu.Requested(&it.pi.Requests) > 0 {
+	if gpu.Requested(&it.PI.Requests) > 0 {
 		order = s.gpuOrder
 	}
-	it.p = s.sim.NewPod(it.pi, order)
+	it.P = s.sim.NewPod(it.PI, order)
 }
 
 // podsToMove lists the pods of nodes that must move, and their DaemonSet
-// pods. A node's own pods come first, in its order, with the verdicts of
-// judgePods; they are judged again only if they fall under a budget that
-// moves of this pass have drawn on. Pods a move of this pass placed here
-// follow; they move again without being judged, since their budget was
-// charged when they first moved. A pod that is now blocked keeps its node.
-func (s *session) podsToMove(nodes []int32) ([]item, []*v1.Pod, bool) {
+// pods (removal.Judge.ToMove, node after node). A pod that is now blocked
+// keeps its node.
+func (s *session) podsToMove(nodes []int32) ([]removal.Item, []*v1.Pod, bool) {
 	items := s.p.items[:0]
 	var ds []*v1.Pod
 	for _, i := range nodes {
 		st := &s.nodes[i]
-		rejudge := st.budgeted && s.dctx.Budgets.Consumed() > 0
-		s.dctx.Node = st.ni.Node
-		for k, pi := range st.ni.Pods {
-			if k >= st.own {
-				if p := s.sim.Moved(pi); p != nil {
-					items = append(items, item{p: p, from: i, dest: -1})
-					continue
-				}
-			}
-			kind := verdictSkip
-			if k < st.own && !rejudge {
-				kind = s.verdicts[st.verdictsAt+k]
-			} else {
-				v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
-				switch {
-				case v.Outcome == drain.Block, v.Outcome == drain.Wait:
-					s.keepBlocked(i, pi.Pod, v)
-					s.p.items = items
-					return nil, nil, false
-				case v.Outcome == drain.Drain:
-					kind = verdictMove
-				case v.Code == drain.CodeDaemonSetPod:
-					kind = verdictDaemonSet
-				}
-			}
-			switch kind {
-			case verdictMove:
-				items = append(items, item{pi: pi, from: i, dest: -1})
-			case verdictDaemonSet:
-				ds = append(ds, pi.Pod)
-			}
+		var b removal.Blocked
+		var ok bool
+		if items, ds, b, ok = s.judge.ToMove(s.sim, i, st.ni, &st.judged, items, ds); !ok {
+			s.keepBlocked(i, b)
+			s.p.items = items
+			return nil, nil, false
 		}
 	}
 	s.p.items = items
@@ -159,32 +119,29 @@ type podMiss struct {
 // fit) or its shape's hint if that is further. With partial, a pod that
 // fits nowhere is left unplaced (a replacement node will take it) and the
 // others go on; without, the first such pod ends the placement.
-func (s *session) placeAll(items []item, partial bool) (podMiss, bool) {
+func (s *session) placeAll(items []removal.Item, partial bool) (podMiss, bool) {
 	cursors := [2]int{}
 	for k := range items {
 		it := &items[k]
 		c := &cursors[0]
-		if it.p.Order() == s.cpuOrder {
+		if it.P.Order() == s.cpuOrder {
 			c = &cursors[1]
 		}
-		*c = max(*c, it.p.Hint())
-		d, m := s.sim.Place(it.p, c)
+		*c = max(*c, it.P.Hint())
+		d, m := s.sim.Place(it.P, c)
 		if d < 0 && !partial {
-			return podMiss{Miss: m, pod: it.p.Orig}, false
+			return podMiss{Miss: m, pod: it.P.Orig}, false
 		}
-		it.dest = d
+		it.Dest = d
 	}
 	return podMiss{}, true
 }
 
 func (s *session) missMessage(pod *v1.Pod, m removal.Miss) string {
-	key := pod.Namespace + "/" + pod.Name
-	if m.Node < 0 {
-		return fmt.Sprintf("pod %s must move, but no other node can take pods", key)
-	}
-	name := s.nodes[m.Node].name()
-	return fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, name, m.Result.Message(name))
+	return removal.MissMessage(pod, m, s.nodeName)
 }
+
+func (s *session) nodeName(i int32) string { return s.nodes[i].name() }
 
 func (s *session) refs(nodes []int32) []NodeRef {
 	out := make([]NodeRef, len(nodes))
@@ -198,24 +155,24 @@ func (s *session) refs(nodes []int32) []NodeRef {
 // with where they go, the new places of pods earlier moves had put on these
 // nodes, the PodDisruptionBudget allowance the evictions take, and the
 // room the move uses.
-func (s *session) record(m Move, nodes []int32, items []item) {
+func (s *session) record(m Move, nodes []int32, items []removal.Item) {
 	pm := plannedMove{Move: m, lo: len(s.evictions)}
 	for k := range items {
 		it := &items[k]
-		ev := Eviction{ToReplacement: it.dest < 0}
-		if it.dest >= 0 {
-			ev.To = s.nodes[it.dest].name()
-			s.nodes[it.dest].received = true
+		ev := Eviction{ToReplacement: it.Dest < 0}
+		if it.Dest >= 0 {
+			ev.To = s.nodes[it.Dest].name()
+			s.nodes[it.Dest].received = true
 		}
-		if it.p.Move >= 0 {
-			ev.Pod = s.evictions[it.p.Move].Pod
-			s.evictions[it.p.Move] = ev
+		if it.P.Move >= 0 {
+			ev.Pod = s.evictions[it.P.Move].Pod
+			s.evictions[it.P.Move] = ev
 			continue
 		}
-		ev.Pod = it.p.Orig
-		it.p.Move = int32(len(s.evictions))
+		ev.Pod = it.P.Orig
+		it.P.Move = int32(len(s.evictions))
 		s.evictions = append(s.evictions, ev)
-		if s.dctx.Budgets.Consume(it.p.Orig) {
+		if s.judge.Ctx.Budgets.Consume(it.P.Orig) {
 			pm.EvictOneByOne = true
 		}
 	}

@@ -17,15 +17,14 @@ import (
 // Plan.State). It is not safe for concurrent use.
 type Planner struct {
 	opts  Options
-	rules drain.Rules
+	judge removal.Judge
 
 	// Working memory reused across passes.
-	sim      removal.Simulator
-	nodes    []nodeState
-	cands    []int32
-	verdicts []uint8
-	items    []item
-	doomed   []*snapshot.PodInfo
+	sim    removal.Simulator
+	nodes  []nodeState
+	cands  []int32
+	items  []removal.Item
+	doomed []*snapshot.PodInfo
 }
 
 // NewPlanner validates opts and returns a Planner.
@@ -33,7 +32,7 @@ func NewPlanner(opts Options) (*Planner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("consolidation planner: %w", err)
 	}
-	return &Planner{opts: opts, rules: drain.Default(opts.Drain)}, nil
+	return &Planner{opts: opts, judge: removal.Judge{Rules: drain.Default(opts.Drain), WaitKeeps: true}}, nil
 }
 
 // Options returns the options the planner was built with.
@@ -65,17 +64,16 @@ func (p *Planner) Plan(in Input) Plan {
 
 // session is the working state of one pass.
 type session struct {
-	p    *Planner
-	in   Input
-	opts *Options
-	snap *snapshot.Snapshot
-	sim  *removal.Simulator
-	dctx drain.Context
+	p     *Planner
+	in    Input
+	opts  *Options
+	snap  *snapshot.Snapshot
+	sim   *removal.Simulator
+	judge *removal.Judge
 
-	nodes    []nodeState // in snapshot (name) order, numbered as in sim
-	cands    []int32     // candidates in the order they are weighed
-	verdicts []uint8
-	room     room
+	nodes []nodeState // in snapshot (name) order, numbered as in sim
+	cands []int32     // candidates in the order they are weighed
+	room  room
 
 	// gpuOrder and cpuOrder index sim's destination orders for pods that
 	// ask for GPUs and pods that do not.
@@ -125,14 +123,11 @@ type nodeState struct {
 	dest, candidate bool
 	// empty: no pod must move.
 	empty bool
-	// budgeted: a pod that must move falls under a PodDisruptionBudget.
-	budgeted bool
 	// received: a move of this pass placed pods here, so no replacement of
 	// this pass takes it (its pods would move twice).
 	received bool
-	// own is the number of pods the node had when the pass started; their
-	// drain verdicts are session.verdicts[verdictsAt:verdictsAt+own].
-	own, verdictsAt int
+	// judged is what the drain rules found on its pods at the start.
+	judged removal.Judged
 	// since is when the node was first found consolidatable in an unbroken
 	// run of passes (zero when it was not in the last one).
 	since time.Time
@@ -148,14 +143,14 @@ func (st *nodeState) groupID() string { return st.ni.Group }
 func (p *Planner) newSession(in Input) *session {
 	s := &session{
 		p: p, in: in, opts: &p.opts, snap: in.Snapshot, sim: &p.sim,
-		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas},
+		judge:    &p.judge,
 		nodes:    p.nodes[:0],
 		cands:    p.cands[:0],
-		verdicts: p.verdicts[:0],
 		deleting: map[string]bool{}, replacing: map[string]bool{}, launched: map[string]bool{},
 		templates: map[string]*estimator.Template{},
 		empties:   map[string]*snapshot.NodeInfo{},
 	}
+	s.judge.Reset(drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas})
 	for _, d := range in.Deleting {
 		s.deleting[d.Node] = true
 	}
@@ -173,7 +168,7 @@ func (p *Planner) newSession(in Input) *session {
 // release keeps the session's slices for the next pass and drops every
 // reference into this pass's snapshot.
 func (p *Planner) release(s *session) {
-	p.nodes, p.cands, p.verdicts = s.nodes, s.cands, s.verdicts
+	p.nodes, p.cands = s.nodes, s.cands
 	clear(p.nodes[:cap(p.nodes)])
 	clear(p.items[:cap(p.items)])
 	clear(p.doomed[:cap(p.doomed)])

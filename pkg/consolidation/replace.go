@@ -12,6 +12,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -249,7 +250,7 @@ func (s *session) tryReplace(nodes []int32) trial {
 	for k := range items {
 		it := &items[k]
 		s.prepare(it)
-		_, fits[k] = s.sim.FitsAlone(it.from, it.p)
+		_, fits[k] = s.sim.FitsAlone(it.From, it.P)
 	}
 	s.snap.Fork()
 	for _, i := range nodes {
@@ -257,9 +258,9 @@ func (s *session) tryReplace(nodes []int32) trial {
 		s.sim.SetGone(i, true)
 	}
 	s.placeSome(items, fits)
-	var leftovers []*item
+	var leftovers []*removal.Item
 	for k := range items {
-		if items[k].dest < 0 {
+		if items[k].Dest < 0 {
 			leftovers = append(leftovers, &items[k])
 		}
 	}
@@ -272,9 +273,9 @@ func (s *session) tryReplace(nodes []int32) trial {
 	if t.ok {
 		for k := range items {
 			it := &items[k]
-			ev := Eviction{Pod: it.p.Orig, ToReplacement: it.dest < 0}
-			if it.dest >= 0 {
-				ev.To = s.nodes[it.dest].name()
+			ev := Eviction{Pod: it.P.Orig, ToReplacement: it.Dest < 0}
+			if it.Dest >= 0 {
+				ev.To = s.nodes[it.Dest].name()
 			}
 			t.evictions = append(t.evictions, ev)
 		}
@@ -289,7 +290,7 @@ func (s *session) tryReplace(nodes []int32) trial {
 
 // placeSome places the items that passed FitsAlone, next fit per
 // destination order; the others and those that fit nowhere stay unplaced.
-func (s *session) placeSome(items []item, fits []bool) {
+func (s *session) placeSome(items []removal.Item, fits []bool) {
 	cursors := [2]int{}
 	for k := range items {
 		it := &items[k]
@@ -297,11 +298,11 @@ func (s *session) placeSome(items []item, fits []bool) {
 			continue
 		}
 		c := &cursors[0]
-		if it.p.Order() == s.cpuOrder {
+		if it.P.Order() == s.cpuOrder {
 			c = &cursors[1]
 		}
-		*c = max(*c, it.p.Hint())
-		it.dest, _ = s.sim.Place(it.p, c)
+		*c = max(*c, it.P.Hint())
+		it.Dest, _ = s.sim.Place(it.P, c)
 	}
 }
 
@@ -318,7 +319,7 @@ func (s *session) launchTotals(l Launch) limits.Totals {
 // maximum size and the cluster's maximums (old nodes still running). With
 // no leftover the nodes simply go. Where a price is unknown (zero), only
 // fewer nodes of the nodes' own single group count as cheaper.
-func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*item) (Launch, float64, string, bool) {
+func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*removal.Item) (Launch, float64, string, bool) {
 	if len(leftovers) == 0 {
 		return Launch{}, 0, "", true
 	}
@@ -397,7 +398,7 @@ func dedupe(xs []string) []string {
 // g, the checks that depend on the node alone (resources, taints, node
 // affinity, ports): a quick test that spares packing the groups that
 // cannot take them (a GPU model the pods do not ask for, no GPUs at all).
-func (s *session) fitsEmpty(g *snapshot.NodeGroup, leftovers []*item) bool {
+func (s *session) fitsEmpty(g *snapshot.NodeGroup, leftovers []*removal.Item) bool {
 	ni, ok := s.empties[g.ID]
 	if !ok {
 		probe := snapshot.New()
@@ -412,7 +413,7 @@ func (s *session) fitsEmpty(g *snapshot.NodeGroup, leftovers []*item) bool {
 		return false
 	}
 	for _, it := range leftovers {
-		if !it.p.Check.CheckNodeLocal(ni).Fits() {
+		if !it.P.Check.CheckNodeLocal(ni).Fits() {
 			return false
 		}
 	}
@@ -435,10 +436,10 @@ func (s *session) template(g *snapshot.NodeGroup) (*estimator.Template, error) {
 // classesOf makes each leftover pod a class of its own for packing: pods
 // of one controller may still differ (a StatefulSet's pods bind volumes in
 // different zones), and packing trusts a class's first pod for all.
-func classesOf(items []*item) [][]*snapshot.PodInfo {
+func classesOf(items []*removal.Item) [][]*snapshot.PodInfo {
 	out := make([][]*snapshot.PodInfo, len(items))
 	for k, it := range items {
-		out[k] = []*snapshot.PodInfo{it.p.Info()}
+		out[k] = []*snapshot.PodInfo{it.P.Info()}
 	}
 	return out
 }
@@ -456,7 +457,7 @@ func (s *session) carry(t *trial) {
 	pm := plannedMove{Move: m, lo: len(s.evictions)}
 	for _, ev := range t.evictions {
 		s.evictions = append(s.evictions, ev)
-		if s.dctx.Budgets.Consume(ev.Pod) {
+		if s.judge.Ctx.Budgets.Consume(ev.Pod) {
 			pm.EvictOneByOne = true
 		}
 	}

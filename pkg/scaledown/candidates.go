@@ -2,12 +2,9 @@ package scaledown
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
-	v1 "k8s.io/api/core/v1"
-
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 )
 
 // rankCandidates runs the drain rules over each candidate's pods, keeps the
@@ -54,45 +51,21 @@ func boolFirst(first bool) int {
 
 // drainVerdicts judges the pods of node i with the PodDisruptionBudgets as
 // they stand at the start of the loop. A blocked node is kept. The verdicts
-// are remembered for the simulation, which judges again only the nodes whose
-// moving pods fall under a budget, and only once budgets have been drawn on.
+// are remembered for the simulation (rsim.Judge), which judges again only
+// the nodes whose moving pods fall under a budget, and only once budgets
+// have been drawn on.
 func (s *session) drainVerdicts(i int32) (blocked bool, moving int) {
 	st := &s.nodes[i]
-	s.dctx.Node = st.ni.Node
-	st.verdictsAt = len(s.verdicts)
-	for _, pi := range st.ni.Pods {
-		v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
-		kind := verdictSkip
-		switch {
-		case v.Outcome == drain.Block:
-			s.verdicts = s.verdicts[:st.verdictsAt]
-			s.keepBlocked(i, pi.Pod, v)
-			return true, 0
-		case v.Outcome == drain.Drain:
-			kind = verdictMove
-			moving++
-			st.budgeted = st.budgeted || s.dctx.Budgets.Covers(pi.Pod)
-		case v.Outcome == drain.Wait:
-			st.noteOnCompletion(pi.Pod)
-		case v.Code == drain.CodeDaemonSetPod:
-			kind = verdictDaemonSet
-		}
-		s.verdicts = append(s.verdicts, kind)
+	if b, ok := s.judge.First(st.ni, &st.judged); !ok {
+		s.keepBlocked(i, b)
+		return true, 0
 	}
-	st.own = len(st.ni.Pods)
-	return false, moving
+	return false, st.judged.Moving
 }
 
-// What the drain rules said about a pod, as remembered for the simulation.
-const (
-	verdictSkip uint8 = iota
-	verdictMove
-	verdictDaemonSet
-)
-
-func (s *session) keepBlocked(i int32, pod *v1.Pod, v drain.Verdict) {
-	k := s.keep(i, ReasonBlockedByPod, fmt.Sprintf("%s (%s)", v.Message, v.Code))
-	k.Pod, k.PodCode = pod, v.Code
+func (s *session) keepBlocked(i int32, b rsim.Blocked) {
+	k := s.keep(i, ReasonBlockedByPod, b.Message())
+	k.Pod, k.PodCode = b.Pod, b.Verdict.Code
 }
 
 // buildDestinations orders the nodes moving pods may go to: first the nodes
@@ -111,11 +84,4 @@ func (s *session) buildDestinations() {
 		}
 	}
 	s.sim.AddOrder(s.dests)
-}
-
-// noteOnCompletion remembers the first pod the node must wait for.
-func (st *nodeState) noteOnCompletion(pod *v1.Pod) {
-	if st.onCompletion == nil {
-		st.onCompletion = pod
-	}
 }

@@ -37,10 +37,11 @@ func (s *session) choose() {
 		switch wait := since.Add(need).Sub(now); {
 		case wait > 0:
 			s.wait(r, since, wait, waitReason(st), s.waitMessage(st, now.Sub(since), need, from))
-		case st.onCompletion != nil:
+		case st.judged.Waits != nil:
+			w := st.judged.Waits
 			s.wait(r, since, 0, ReasonOnCompletionPod, fmt.Sprintf(
 				"unneeded long enough, but pod %s/%s is annotated %s=%s: the node is removed once it has completed",
-				st.onCompletion.Namespace, st.onCompletion.Name, drain.AnnotationSafeToEvict, drain.SafeToEvictOnCompletion))
+				w.Namespace, w.Name, drain.AnnotationSafeToEvict, drain.SafeToEvictOnCompletion))
 		case !until.IsZero():
 			s.wait(r, since, 0, ReasonCooldown, "unneeded long enough, but scale-down is paused until "+
 				until.UTC().Format(time.RFC3339)+": "+why)

@@ -54,18 +54,17 @@ const (
 // not safe for concurrent use.
 type Planner struct {
 	opts    Options
-	rules   drain.Rules
 	tracker *UnneededTracker
+	judge   rsim.Judge
 
 	// Working memory reused across loops; see session.
-	nodes    []nodeState
-	cands    []int32
-	dests    []int32
-	toMove   []moveItem
-	verdicts []uint8
-	sim      rsim.Simulator
-	names    []string
-	doomed   []*snapshot.PodInfo
+	nodes  []nodeState
+	cands  []int32
+	dests  []int32
+	toMove []rsim.Item
+	sim    rsim.Simulator
+	names  []string
+	doomed []*snapshot.PodInfo
 }
 
 // NewPlanner validates opts and returns a Planner with no unneeded nodes.
@@ -75,8 +74,8 @@ func NewPlanner(opts Options) (*Planner, error) {
 	}
 	return &Planner{
 		opts:    opts,
-		rules:   drain.Default(opts.DrainOptions()),
 		tracker: NewUnneededTracker(),
+		judge:   rsim.Judge{Rules: drain.Default(opts.DrainOptions())},
 	}, nil
 }
 
@@ -118,12 +117,12 @@ func (p *Planner) Plan(in Input) Plan {
 // session is the working state of one Plan call. Its slices come from the
 // Planner's working memory.
 type session struct {
-	p    *Planner
-	in   Input
-	opts *Options
-	snap *snapshot.Snapshot
-	sim  *rsim.Simulator
-	dctx drain.Context
+	p     *Planner
+	in    Input
+	opts  *Options
+	snap  *snapshot.Snapshot
+	sim   *rsim.Simulator
+	judge *rsim.Judge
 
 	nodes []nodeState // in snapshot (name) order
 	cands []int32     // candidates in simulation order
@@ -135,7 +134,6 @@ type session struct {
 	room           room
 
 	nonEmptyFound int
-	verdicts      []uint8
 	removals      []removal
 	moves         []Move    // Removal.Evict of every removal, back to back
 	daemonSetPods []*v1.Pod // Removal.DaemonSetPods, back to back
@@ -169,19 +167,15 @@ type nodeState struct {
 	empty bool
 	// wasUnneeded: unneeded in the previous loop.
 	wasUnneeded bool
-	// budgeted: a pod that must move falls under a PodDisruptionBudget.
-	budgeted bool
-	// own is the number of pods the node had when the loop started; their
-	// drain verdicts are session.verdicts[verdictsAt:verdictsAt+own]. The
-	// simulation marks removed nodes gone in session.sim.
-	own, verdictsAt int
+	// judged is what the drain rules found on the node's pods when the
+	// loop started; judged.Waits is a pod annotated safe-to-evict
+	// "on-completion" still running here: the node may be unneeded but
+	// waits for it. The simulation marks removed nodes gone in session.sim.
+	judged rsim.Judged
 	// removal indexes session.removals, or -1.
 	removal int32
 	// waiting: unneeded but not removed now; deleted: removed now.
 	waiting, deleted bool
-	// onCompletion is a pod annotated safe-to-evict "on-completion" still
-	// running here: the node may be unneeded but waits for it.
-	onCompletion *v1.Pod
 }
 
 func (st *nodeState) unready() bool { return !st.ready || st.awaitingGPU }
@@ -192,18 +186,18 @@ func (st *nodeState) groupID() string { return st.ni.Group }
 
 func (p *Planner) newSession(in Input) *session {
 	s := &session{
-		p:        p,
-		in:       in,
-		opts:     &p.opts,
-		snap:     in.Snapshot,
-		sim:      &p.sim,
-		dctx:     drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas},
-		nodes:    p.nodes[:0],
-		verdicts: p.verdicts[:0],
-		cands:    p.cands[:0],
-		dests:    p.dests[:0],
-		plan:     Plan{Now: in.Now, MaxGracefulTermination: p.maxGrace()},
+		p:     p,
+		in:    in,
+		opts:  &p.opts,
+		snap:  in.Snapshot,
+		sim:   &p.sim,
+		judge: &p.judge,
+		nodes: p.nodes[:0],
+		cands: p.cands[:0],
+		dests: p.dests[:0],
+		plan:  Plan{Now: in.Now, MaxGracefulTermination: p.maxGrace()},
 	}
+	s.judge.Reset(drain.Context{Now: in.Now, Budgets: drain.NewBudgets(in.PDBs), Replicas: in.Replicas})
 	if len(in.Deleting) > 0 {
 		s.deleting = make(map[string]bool, len(in.Deleting))
 		s.deletingGroups = map[string]int{}
@@ -221,7 +215,7 @@ func (p *Planner) newSession(in Input) *session {
 // release keeps the session's slices for the next loop and drops every
 // reference into this loop's snapshot, so that it can be collected.
 func (p *Planner) release(s *session) {
-	p.nodes, p.cands, p.dests, p.verdicts = s.nodes, s.cands, s.dests, s.verdicts
+	p.nodes, p.cands, p.dests = s.nodes, s.cands, s.dests
 	clear(p.nodes[:cap(p.nodes)])
 	clear(p.toMove[:cap(p.toMove)])
 	clear(p.doomed[:cap(p.doomed)])

@@ -53,7 +53,7 @@ func (s *session) resimulateChosen() int {
 	s.sim.Release()
 	s.sim.Start(s.snap)
 	s.sim.AddOrder(s.dests)
-	s.dctx.Budgets = drain.NewBudgets(s.in.PDBs)
+	s.judge.Ctx.Budgets = drain.NewBudgets(s.in.PDBs)
 	s.removals, s.moves, s.daemonSetPods, s.rehops = s.removals[:0], s.moves[:0], s.daemonSetPods[:0], s.rehops[:0]
 	dropped := 0
 	for _, i := range chosen {

@@ -5,9 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // removal is a node the simulation removed: an unneeded node.
@@ -21,15 +19,6 @@ type removal struct {
 	// moves and daemonSets index session.moves and session.daemonSetPods.
 	movesLo, movesHi int
 	dsLo, dsHi       int
-}
-
-// moveItem is a pod that must leave the node being simulated: one of its own
-// (pi set, mp made when it is first placed) or one an earlier removal in
-// this loop moved there (mp set).
-type moveItem struct {
-	pi   *snapshot.PodInfo
-	mp   *rsim.Pod
-	dest int32
 }
 
 // simulateCandidates tries to remove the candidates one by one, in order.
@@ -70,7 +59,7 @@ func (s *session) simulate(i int32) bool {
 	}
 	own := 0
 	for k := range items {
-		if items[k].mp == nil {
+		if items[k].P == nil {
 			own++
 		}
 	}
@@ -103,52 +92,17 @@ func (s *session) simulate(i int32) bool {
 	return true
 }
 
-// podsToMove lists the pods of node i that must move, and collects its
-// DaemonSet pods for graceful eviction. The node's own pods come first in
-// its pod list, in their original order, and pods that earlier removals in
-// this loop moved here follow; those move again without being judged, since
-// their budget was charged when they first moved. The node's own pods are
-// judged again only if they fall under a budget that removals have drawn on
-// since the loop started.
-func (s *session) podsToMove(i int32) ([]moveItem, bool) {
+// podsToMove lists the pods of node i that must move (rsim.Judge.ToMove)
+// and collects its DaemonSet pods for graceful eviction.
+func (s *session) podsToMove(i int32) ([]rsim.Item, bool) {
 	st := &s.nodes[i]
-	pods := st.ni.Pods
-	rejudge := st.budgeted && s.dctx.Budgets.Consumed() > 0
-	s.dctx.Node = st.ni.Node
-	items := s.p.toMove[:0]
-	for k, pi := range pods {
-		if k >= st.own {
-			if mp := s.sim.Moved(pi); mp != nil {
-				items = append(items, moveItem{mp: mp})
-				continue
-			}
-		}
-		kind := verdictSkip
-		if k < st.own && !rejudge {
-			kind = s.verdicts[st.verdictsAt+k]
-		} else {
-			v := s.p.rules.Evaluate(&s.dctx, pi.Pod)
-			switch {
-			case v.Outcome == drain.Block:
-				s.keepBlocked(i, pi.Pod, v)
-				s.p.toMove = items
-				return nil, false
-			case v.Outcome == drain.Drain:
-				kind = verdictMove
-			case v.Outcome == drain.Wait:
-				st.noteOnCompletion(pi.Pod)
-			case v.Code == drain.CodeDaemonSetPod:
-				kind = verdictDaemonSet
-			}
-		}
-		switch kind {
-		case verdictMove:
-			items = append(items, moveItem{pi: pi})
-		case verdictDaemonSet:
-			s.daemonSetPods = append(s.daemonSetPods, pi.Pod)
-		}
-	}
+	items, ds, b, ok := s.judge.ToMove(s.sim, i, st.ni, &st.judged, s.p.toMove[:0], s.daemonSetPods)
 	s.p.toMove = items
+	if !ok {
+		s.keepBlocked(i, b)
+		return nil, false
+	}
+	s.daemonSetPods = ds
 	return items, true
 }
 
@@ -157,14 +111,14 @@ func (s *session) podsToMove(i int32) ([]moveItem, bool) {
 // (resources, taints, node affinity, ports). Failing it is final, since the
 // full placement only adds constraints; it spares the snapshot a removal and
 // its undo for nodes whose pods plainly fit nowhere.
-func (s *session) precheck(i int32, items []moveItem) bool {
+func (s *session) precheck(i int32, items []rsim.Item) bool {
 	for k := range items {
 		it := &items[k]
-		if it.mp == nil {
-			it.mp = s.sim.NewPod(it.pi, destOrder)
+		if it.P == nil {
+			it.P = s.sim.NewPod(it.PI, destOrder)
 		}
-		if m, ok := s.sim.FitsAlone(i, it.mp); !ok {
-			s.keepNoPlace(i, it.mp.Orig, m)
+		if m, ok := s.sim.FitsAlone(i, it.P); !ok {
+			s.keepNoPlace(i, it.P.Orig, m)
 			return false
 		}
 	}
@@ -179,33 +133,27 @@ const destOrder = 0
 // (next fit) or at its shape's hint if that is further: the destinations in
 // between were found full. The search wraps around all destinations before
 // giving up.
-func (s *session) placeAll(i int32, items []moveItem) bool {
+func (s *session) placeAll(i int32, items []rsim.Item) bool {
 	cursor := 0
 	for k := range items {
 		it := &items[k]
-		cursor = max(cursor, it.mp.Hint())
-		d, why := s.sim.Place(it.mp, &cursor)
+		cursor = max(cursor, it.P.Hint())
+		d, why := s.sim.Place(it.P, &cursor)
 		if d < 0 {
-			s.keepNoPlace(i, it.mp.Orig, why)
+			s.keepNoPlace(i, it.P.Orig, why)
 			return false
 		}
-		it.dest = d
+		it.Dest = d
 	}
 	return true
 }
 
 func (s *session) keepNoPlace(i int32, pod *v1.Pod, m rsim.Miss) {
-	key := pod.Namespace + "/" + pod.Name
-	var msg string
-	if m.Node < 0 {
-		msg = fmt.Sprintf("pod %s must move, but no other node can take pods", key)
-	} else {
-		name := s.nodes[m.Node].name()
-		msg = fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, name, m.Result.Message(name))
-	}
-	k := s.keep(i, ReasonNoPlaceToMovePods, msg)
+	k := s.keep(i, ReasonNoPlaceToMovePods, rsim.MissMessage(pod, m, s.nodeName))
 	k.Pod = pod
 }
+
+func (s *session) nodeName(i int32) string { return s.nodes[i].name() }
 
 // rehop is a pod an earlier removal moved to node from, moved again to
 // node to by from's own removal.
@@ -219,18 +167,17 @@ type rehop struct {
 // PodDisruptionBudget allowance the evictions take. A pod moved again keeps
 // its first destination: whether it goes on depends on whether this node
 // is removed now or waits, which finalDestinations settles.
-func (s *session) record(i int32, items []moveItem, empty bool, dsLo int) {
+func (s *session) record(i int32, items []rsim.Item, empty bool, dsLo int) {
 	r := removal{node: i, empty: empty, movesLo: len(s.moves), dsLo: dsLo, dsHi: len(s.daemonSetPods)}
 	for k := range items {
 		it := &items[k]
-		to := s.nodes[it.dest].name()
-		if it.mp.Move >= 0 {
-			s.rehops = append(s.rehops, rehop{move: it.mp.Move, from: i, to: it.dest})
+		if it.P.Move >= 0 {
+			s.rehops = append(s.rehops, rehop{move: it.P.Move, from: i, to: it.Dest})
 			continue
 		}
-		it.mp.Move = int32(len(s.moves))
-		s.moves = append(s.moves, Move{Pod: it.mp.Orig, To: to})
-		if s.dctx.Budgets.Consume(it.mp.Orig) {
+		it.P.Move = int32(len(s.moves))
+		s.moves = append(s.moves, Move{Pod: it.P.Orig, To: s.nodes[it.Dest].name()})
+		if s.judge.Ctx.Budgets.Consume(it.P.Orig) {
 			r.oneByOne = true
 		}
 	}
