@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -252,15 +253,18 @@ func TestRemovalCalledOffWhenAPodIsBoundDuringTheDrain(t *testing.T) {
 
 // A failed drain takes off only the taint this instance wrote, and only
 // while it leads: a new leader that re-tainted the node (another value)
-// keeps its taint, whether the old one lost the Lease or not.
+// keeps its taint, whether the old one lost the Lease or not; a replica
+// that lost the Lease writes nothing, and leaves its own taint to the next
+// leader's start-up clean-up.
 func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		loseLease bool
-		evictErr  error
+		name               string
+		loseLease, retaint bool
+		evictErr           error
 	}{
-		{"lease lost during a PDB wait", true, apierrors.NewTooManyRequests("pdb", 1)},
-		{"still leading, eviction error", false, apierrors.NewInternalError(context.DeadlineExceeded)},
+		{"lease lost during a PDB wait", true, true, apierrors.NewTooManyRequests("pdb", 1)},
+		{"still leading, eviction error", false, true, apierrors.NewInternalError(context.DeadlineExceeded)},
+		{"lease lost, no new taint yet", true, false, apierrors.NewTooManyRequests("pdb", 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			planned := replicated(builder.Pod("p").OnNode("n").Build())
@@ -270,6 +274,12 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				if a.GetSubresource() != "eviction" {
 					return false, nil, nil
+				}
+				if tc.loseLease {
+					lose()
+				}
+				if !tc.retaint {
+					return true, nil, tc.evictErr
 				}
 				// Meanwhile the new leader tainted the same node.
 				n, err := client.Tracker().Get(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "", "n")
@@ -281,9 +291,6 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 				if err := client.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node, ""); err != nil {
 					return true, nil, err
 				}
-				if tc.loseLease {
-					lose()
-				}
 				return true, nil, tc.evictErr
 			})
 			cp := &groupsProvider{groups: []string{"g"}}
@@ -293,8 +300,12 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 			if got := outcomeOf(t, act.outcomes); !strings.HasPrefix(got, "failed n: draining") {
 				t.Errorf("outcome %q, want a failed drain", got)
 			}
-			if tt, ok := taintOf(t, client, "n"); !ok || tt.Value != "new-leader" {
-				t.Errorf("taint %+v (%v), want the new leader's", tt, ok)
+			want := toBeDeletedTaint(t0).Value
+			if tc.retaint {
+				want = "new-leader"
+			}
+			if tt, ok := taintOf(t, client, "n"); !ok || tt.Value != want {
+				t.Errorf("taint %+v (%v), want value %s", tt, ok, want)
 			}
 		})
 	}
@@ -350,5 +361,53 @@ func TestRemovalTaintNamesItsOwner(t *testing.T) {
 	n, _ = client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
 	if _, ok := n.Annotations[AnnotationTaintOwner]; ok || hasTaint(n, scaledown.TaintToBeDeleted) {
 		t.Errorf("after untaint: taints %v, annotations %v", n.Spec.Taints, n.Annotations)
+	}
+}
+
+// checkPods sorts a node's current pods: what to evict, what to wait for,
+// what goes with the node, and what calls the removal off.
+func TestCheckPods(t *testing.T) {
+	now := t0.Add(time.Hour)
+	terminating := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		p.DeletionTimestamp = &metav1.Time{Time: now.Add(-ago)}
+		return p
+	}
+	ds := builder.Pod("ds").OnNode("n").Build()
+	ds.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "d", Controller: ptr.To(true)}}
+	done := replicated(builder.Pod("done").OnNode("n").Build())
+	done.Status.Phase = v1.PodSucceeded
+	for _, tc := range []struct {
+		name              string
+		pod               *v1.Pod
+		planned           bool
+		evict, await, why string
+	}{
+		{"planned pod", replicated(builder.Pod("a").OnNode("n").Build()), true, "a", "", ""},
+		{"terminating within its grace period", terminating(replicated(builder.Pod("a").OnNode("n").Build()), 10*time.Second), false, "", "a", ""},
+		{"long terminating", terminating(replicated(builder.Pod("a").OnNode("n").Build()), time.Minute+time.Second), false, "", "", ""},
+		{"unplanned DaemonSet pod", ds, false, "", "", ""},
+		{"completed pod", done, false, "", "", ""},
+		{"on another node", replicated(builder.Pod("a").OnNode("m").Build()), false, "", "", ""},
+		{"unplanned pod", replicated(builder.Pod("a").OnNode("n").Build()), false, "", "", "pod(s) default/a arrived after the plan"},
+		{"planned, not replicated any more", builder.Pod("a").OnNode("n").Build(), true, "", "", "pod default/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			planned := map[types.UID]bool{}
+			if tc.planned {
+				planned[tc.pod.UID] = true
+			}
+			c := checkPods("n", []v1.Pod{*tc.pod}, planned, "after the plan", recheckRules(drain.Default(drain.DefaultOptions())),
+				&drain.Context{Now: now})
+			names := func(ps []*v1.Pod) string {
+				var out []string
+				for _, p := range ps {
+					out = append(out, p.Name)
+				}
+				return strings.Join(out, ",")
+			}
+			if names(c.evict) != tc.evict || names(c.await) != tc.await || !strings.HasPrefix(c.why, tc.why) || (tc.why == "") != (c.why == "") {
+				t.Errorf("evict %q await %q why %q; want %q %q %q", names(c.evict), names(c.await), c.why, tc.evict, tc.await, tc.why)
+			}
+		})
 	}
 }

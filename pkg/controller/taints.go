@@ -41,13 +41,6 @@ func hasOwnedTaint(n *v1.Node) bool {
 // joinErrors is errors.Join, nil for none.
 func joinErrors(errs []error) error { return errors.Join(errs...) }
 
-// addTaint puts a taint on a node (replacing one with the same key), with
-// conflict retries; it is a no-op when the taint is there.
-func addTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint) error {
-	_, err := putTaint(ctx, c, node, taint, "")
-	return err
-}
-
 // putTaint puts a taint on a node (replacing one with the same key but
 // another effect), with conflict retries, and returns the taint the node
 // then carries: the one it had already, when it had one with that key and
