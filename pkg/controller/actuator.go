@@ -134,7 +134,7 @@ func (a *liveActuator) templateSlices(r autoscaler.RemoveNodes) map[string][]*re
 func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) error {
 	var errs []error
 	for _, n := range t.Nodes {
-		if _, err := putTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now()), a.owner()); err != nil {
+		if err := putTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now()), a.owner(), false); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 		}
 	}
@@ -155,7 +155,7 @@ func (a *liveActuator) Cordon(ctx context.Context, c autoscaler.Cordon) error {
 	var errs []error
 	taint := v1.Taint{Key: autoscaler.TaintConsolidating, Value: strconv.FormatInt(a.clock.Now().Unix(), 10), Effect: v1.TaintEffectNoSchedule}
 	for _, n := range c.Nodes {
-		if _, err := putTaint(ctx, a.client, n, taint, a.owner()); err != nil {
+		if err := putTaint(ctx, a.client, n, taint, a.owner(), false); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 			continue
 		}

@@ -44,17 +44,15 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 	var tainted []*removalWork
 	for _, rm := range r.Removals {
 		w := &removalWork{rm: rm, taint: toBeDeletedTaint(a.clock.Now()), slices: slices[rm.Group]}
-		have, err := putTaint(ctx, a.client, rm.Node, w.taint, a.owner())
+		// An older ToBeDeleted taint is replaced: the planner judged it
+		// stale (--max-cloud-provider-node-deletion-time), and untaint
+		// compares the value written here.
+		err := putTaint(ctx, a.client, rm.Node, w.taint, a.owner(), true)
 		switch {
 		case apierrors.IsNotFound(err):
 			a.aborted(rm, "the node is gone")
 		case err != nil:
 			a.failed(ctx, w, "tainting "+scaledown.TaintToBeDeleted, err)
-		case have != w.taint:
-			// Not ours to take off again: another removal of this node
-			// is under way (or was left by a run the start-up clean-up
-			// did not own).
-			a.aborted(rm, fmt.Sprintf("the node already has the taint %s=%s", have.Key, have.Value))
 		default:
 			tainted = append(tainted, w)
 		}

@@ -350,7 +350,7 @@ func TestRemovalTaintNamesItsOwner(t *testing.T) {
 	client := fake.NewClientset(groupNode("n", "g"))
 	act := testActuator(client, &groupsProvider{groups: []string{"g"}}, clocktesting.NewFakeClock(t0))
 	w := &removalWork{rm: scaledown.Removal{Node: "n"}, taint: toBeDeletedTaint(t0)}
-	if _, err := putTaint(context.Background(), client, "n", w.taint, act.owner()); err != nil {
+	if err := putTaint(context.Background(), client, "n", w.taint, act.owner(), true); err != nil {
 		t.Fatal(err)
 	}
 	n, _ := client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
@@ -409,5 +409,22 @@ func TestCheckPods(t *testing.T) {
 				t.Errorf("evict %q await %q why %q; want %q %q %q", names(c.evict), names(c.await), c.why, tc.evict, tc.await, tc.why)
 			}
 		})
+	}
+}
+
+// A node whose ToBeDeleted taint the planner judged stale (a deletion that
+// died) is removed under a fresh taint of this instance's, which a failed
+// removal would then take off.
+func TestRemovalClaimsAStaleTaint(t *testing.T) {
+	client := fake.NewClientset(groupNode("n", "g", v1.Taint{Key: scaledown.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}))
+	cp := &groupsProvider{groups: []string{"g"}}
+	act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
+	act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
+		Removals: []scaledown.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+	if got := outcomeOf(t, act.outcomes); got != "done n" {
+		t.Errorf("outcome %q, want done n", got)
+	}
+	if tt, _ := taintOf(t, client, "n"); tt.Value != toBeDeletedTaint(t0).Value {
+		t.Errorf("taint value %q, want this removal's %q", tt.Value, toBeDeletedTaint(t0).Value)
 	}
 }
