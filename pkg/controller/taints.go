@@ -41,23 +41,22 @@ func hasOwnedTaint(n *v1.Node) bool {
 // joinErrors is errors.Join, nil for none.
 func joinErrors(errs []error) error { return errors.Join(errs...) }
 
-// putTaint puts a taint on a node (replacing one with the same key but
-// another effect), with conflict retries, and returns the taint the node
-// then carries: the one it had already, when it had one with that key and
-// effect. A non-empty owner is written to AnnotationTaintOwner in the same
-// update, so that the start-up clean-up knows the taint for its own.
-func putTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint, owner string) (v1.Taint, error) {
-	have := taint
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+// putTaint puts a taint on a node, with conflict retries. A taint with the
+// same key and effect already there is kept as it is, unless claim is set:
+// then one with another value is replaced, so that the node carries this
+// very taint (the value untaint compares). A taint with the same key and
+// another effect is always replaced. A non-empty owner is written to
+// AnnotationTaintOwner in the same update, so that the start-up clean-up
+// knows the taint for its own.
+func putTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint, owner string, claim bool) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		have = taint
 		for i, t := range n.Spec.Taints {
 			if t.Key == taint.Key {
-				if t.Effect == taint.Effect {
-					have = t
+				if t.Effect == taint.Effect && (t.Value == taint.Value || !claim) {
 					return nil
 				}
 				n.Spec.Taints = append(n.Spec.Taints[:i], n.Spec.Taints[i+1:]...)
@@ -74,7 +73,6 @@ func putTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1
 		_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
-	return have, err
 }
 
 // removeTaint takes every taint with key off a node; a node that is gone
