@@ -51,7 +51,7 @@ func newAWSProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger
 		}
 	})
 	opts := awsprovider.Options{
-		AutoScaling: as, EC2: e, Region: cfg.Region, RefreshInterval: cc.Interval(),
+		AutoScaling: as, EC2: e, Region: cfg.Region, RefreshInterval: cc.Interval(), CallTimeout: cc.Timeout(),
 		Prices: awsprovider.Prices{OnDemand: cc.Prices, Spot: cc.SpotPrices}, Logger: logger,
 	}
 	for _, g := range shell.NodeGroups {

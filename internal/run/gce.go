@@ -52,6 +52,9 @@ func newGCEProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger
 	if cfg.RefreshInterval != nil {
 		opts.RefreshInterval = cfg.RefreshInterval.Duration
 	}
+	if cfg.CallTimeout != nil {
+		opts.CallTimeout = cfg.CallTimeout.Duration
+	}
 	return gce.New(opts)
 }
 

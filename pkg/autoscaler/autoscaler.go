@@ -108,6 +108,15 @@ type Autoscaler struct {
 	requests map[types.UID]*requestMemory
 }
 
+// DrainOptions are the drain-rule options both planners judge pods with,
+// as New resolves them; the live shell judges a node's pods again with
+// them after tainting it.
+func (o Options) DrainOptions() drain.Options {
+	sd := o.ScaleDown
+	sd.ExpendablePodsPriorityCutoff = o.ExpendablePodsPriorityCutoff
+	return sd.DrainOptions()
+}
+
 // New validates opts and builds both planners.
 func New(opts Options) (*Autoscaler, error) {
 	if err := opts.Validate(); err != nil {
@@ -117,7 +126,7 @@ func New(opts Options) (*Autoscaler, error) {
 	opts.ScaleUp.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
 	opts.ScaleDown.ExpendablePodsPriorityCutoff = opts.ExpendablePodsPriorityCutoff
 	opts.Consolidation.Limits = opts.Limits
-	opts.Consolidation.Drain = opts.ScaleDown.DrainOptions()
+	opts.Consolidation.Drain = opts.DrainOptions()
 	opts.Consolidation.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
 	opts.ScaleDown.Disruption, opts.Consolidation.Disruption = opts.Disruption, opts.Disruption
 	up, err := scaleup.NewPlanner(opts.ScaleUp)

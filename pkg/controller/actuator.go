@@ -12,12 +12,14 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -34,9 +36,15 @@ type liveActuator struct {
 	outcomes *actuation.Queue
 	// maxPodEvictionTime bounds retries of evictions a PDB refuses.
 	maxPodEvictionTime time.Duration
-	// expendableCutoff: pods below this priority go with their node
-	// without being evicted (--expendable-pods-priority-cutoff).
-	expendableCutoff int32
+	// maxNodeDeletionTime bounds the cloud deletion of a drained node
+	// (--max-cloud-provider-node-deletion-time).
+	maxNodeDeletionTime time.Duration
+	// drainOptions are the planners' drain-rule options, with which a
+	// node's pods are judged again after tainting.
+	drainOptions drain.Options
+	// pdbs reads the PodDisruptionBudgets for those rules; nil reads
+	// none.
+	pdbs policylisters.PodDisruptionBudgetLister
 	// statusNamespace and statusName name the status ConfigMap, which
 	// carries the scale-up and scale-down events, as upstream's does.
 	statusNamespace, statusName string
@@ -126,7 +134,7 @@ func (a *liveActuator) templateSlices(r autoscaler.RemoveNodes) map[string][]*re
 func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) error {
 	var errs []error
 	for _, n := range t.Nodes {
-		if err := addTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now())); err != nil {
+		if err := putTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now()), a.owner(), false); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 		}
 	}
@@ -147,7 +155,7 @@ func (a *liveActuator) Cordon(ctx context.Context, c autoscaler.Cordon) error {
 	var errs []error
 	taint := v1.Taint{Key: autoscaler.TaintConsolidating, Value: strconv.FormatInt(a.clock.Now().Unix(), 10), Effect: v1.TaintEffectNoSchedule}
 	for _, n := range c.Nodes {
-		if err := addTaint(ctx, a.client, n, taint); err != nil {
+		if err := putTaint(ctx, a.client, n, taint, a.owner(), false); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 			continue
 		}

@@ -183,8 +183,9 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
 	c.cluster = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
-		expendableCutoff: opts.Autoscaler.ExpendablePodsPriorityCutoff,
-		statusNamespace:  opts.Namespace, statusName: opts.StatusConfigMapName}
+		maxNodeDeletionTime: opts.Autoscaler.ScaleDown.MaxCloudProviderNodeDeletionTime,
+		drainOptions:        opts.Autoscaler.DrainOptions(), pdbs: c.listers.pdbs,
+		statusNamespace: opts.Namespace, statusName: opts.StatusConfigMapName}
 	if opts.EmitPerNodeGroupMetrics {
 		c.metrics.emitPerGroup()
 	}
@@ -246,7 +247,10 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // lead is what the leader does: start informers, clean what a crashed
-// predecessor left on this instance's nodes, loop.
+// predecessor left on this instance's nodes, loop. Nothing that can fail
+// for a while (a cloud refresh, a node an admission webhook refuses to
+// update) ends it: a leader that exits would be restarted into the same
+// failure, and hold the Lease for nothing in between.
 func (c *Controller) lead(ctx context.Context) error {
 	c.live.startLeading()
 	defer c.live.stopLeading()
@@ -262,21 +266,27 @@ func (c *Controller) lead(ctx context.Context) error {
 	if r, ok := c.cp.(interface{ Run(context.Context) }); ok {
 		go r.Run(ctx)
 	}
-	if n, err := c.cleanStaleTaints(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		c.log.Info("removed taints left by an earlier run", "count", n)
-	}
 	ticker := c.clock.NewTicker(c.opts.ScanInterval)
 	defer ticker.Stop()
 	defer c.cluster.wait()
+	cleaned := false
 	for {
 		now := c.clock.Now()
 		c.live.loopStarted(now)
-		if err := c.RunOnce(ctx); err != nil {
-			c.log.Error("autoscaling loop failed", "err", err)
-		} else {
-			c.live.loopSucceeded(c.clock.Now())
+		// The loop acts only once the taints an earlier run left are
+		// cleaned: a clean-up after the first removal would strip this
+		// run's own taints.
+		// Until then each tick retries it, and the liveness probe sees
+		// loops that do not succeed.
+		if !cleaned {
+			cleaned = c.cleanUpAtStart(ctx)
+		}
+		if cleaned {
+			if err := c.RunOnce(ctx); err != nil {
+				c.log.Error("autoscaling loop failed", "err", err)
+			} else {
+				c.live.loopSucceeded(c.clock.Now())
+			}
 		}
 		select {
 		case <-ctx.Done():

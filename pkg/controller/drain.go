@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+
+	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
 // drainOptions bound how long a drain may take.
@@ -25,20 +27,22 @@ type drainOptions struct {
 }
 
 // evictAll evicts pods through the Eviction API, retrying refusals until
-// MaxPodEvictionTime, then waits until they are gone from the node, up to
-// the capped grace period plus a margin.
-func evictAll(ctx context.Context, c kubernetes.Interface, clk clock.Clock, pods []*v1.Pod, o drainOptions) error {
+// MaxPodEvictionTime, then waits until they and await (pods already
+// terminating) are gone from the node, up to the capped grace period plus
+// drain.LongTerminatingMargin. A pod still there once it is
+// long-terminating counts as gone, as in the drain rules.
+func evictAll(ctx context.Context, c kubernetes.Interface, clk clock.Clock, pods, await []*v1.Pod, o drainOptions) error {
 	deadline := clk.Now().Add(o.MaxPodEvictionTime)
 	for _, p := range pods {
 		if err := evictOne(ctx, c, clk, p, o, deadline); err != nil {
 			return err
 		}
 	}
-	waitUntil := clk.Now().Add(o.MaxGracefulTermination + 30*time.Second)
-	for _, p := range pods {
+	waitUntil := clk.Now().Add(o.MaxGracefulTermination + drain.LongTerminatingMargin)
+	for _, p := range append(pods[:len(pods):len(pods)], await...) {
 		for {
 			cur, err := c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) || (err == nil && (cur.UID != p.UID || cur.Spec.NodeName != p.Spec.NodeName)) {
+			if apierrors.IsNotFound(err) || (err == nil && goneFrom(cur, p, clk.Now())) {
 				break
 			}
 			if clk.Now().After(waitUntil) {
@@ -50,6 +54,14 @@ func evictAll(ctx context.Context, c kubernetes.Interface, clk clock.Clock, pods
 		}
 	}
 	return nil
+}
+
+// goneFrom reports whether cur, the current state of the pod was, no
+// longer holds its node: replaced, moved, finished, or terminating past
+// its grace period and the margin.
+func goneFrom(cur, was *v1.Pod, now time.Time) bool {
+	return cur.UID != was.UID || cur.Spec.NodeName != was.Spec.NodeName ||
+		cur.Status.Phase == v1.PodSucceeded || cur.Status.Phase == v1.PodFailed || drain.IsLongTerminating(cur, now)
 }
 
 func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v1.Pod, o drainOptions, deadline time.Time) error {
@@ -86,4 +98,28 @@ func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
 	case <-clk.After(d):
 		return nil
 	}
+}
+
+// withClockTimeout is context.WithTimeout on clk, so that timeouts follow
+// an injected clock; the context's cause says what timed out.
+func withClockTimeout(parent context.Context, clk clock.Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := clk.NewTimer(d)
+	go func() {
+		select {
+		case <-t.C():
+			cancel(fmt.Errorf("timed out after %s", d))
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// contextCause adds to err why ctx ended, when it did.
+func contextCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("%w (%v)", err, cause)
+	}
+	return err
 }

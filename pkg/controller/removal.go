@@ -11,8 +11,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
@@ -26,40 +24,51 @@ import (
 //     before any is drained, so no new pod lands on one while another is
 //     checked;
 //  2. each node's pods are read again from the API server (not the
-//     informer cache, which may lag) and compared with the plan: a node
-//     holding a pod the plan did not account for (scheduled there after
-//     the snapshot) is untainted and its removal called off;
-//  3. the others are drained through the Eviction API and deleted
+//     informer cache, which may lag) and judged again with the drain
+//     rules (checkPods): a node holding a pod the plan did not account
+//     for, or one that may no longer move (annotated since), is untainted
+//     and its removal called off; pods already terminating are waited for;
+//  3. the others are drained through the Eviction API, their pods read a
+//     last time (a pod bound by nodeName ignores the taint), and deleted
 //     through the cloud provider, in parallel (the planner already bounded
 //     the batch by --max-drain-parallelism).
+//
+// ctx is the leader's: it ends when the Lease is lost, and so does every
+// drain; each drain is also bounded by drainTimeout. Only this instance's
+// own taint is ever taken off again, and only while it leads (untaint).
 //
 // Every removal ends in one outcome, queued for the next loop. slices are
 // the template ResourceSlices of the nodes' groups, for the metric labels
 // of DRA nodes.
 func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, slices map[string][]*resourceapi.ResourceSlice) {
-	var tainted []scaledown.Removal
+	var tainted []*removalWork
 	for _, rm := range r.Removals {
-		if err := addTaint(ctx, a.client, rm.Node, toBeDeletedTaint(a.clock.Now())); err != nil {
-			if apierrors.IsNotFound(err) {
-				a.aborted(rm, "the node is gone")
-				continue
-			}
-			a.failed(ctx, rm, "tainting "+scaledown.TaintToBeDeleted, err)
-			continue
+		w := &removalWork{rm: rm, taint: toBeDeletedTaint(a.clock.Now()), slices: slices[rm.Group]}
+		// An older ToBeDeleted taint is replaced: the planner judged it
+		// stale (--max-cloud-provider-node-deletion-time), and untaint
+		// compares the value written here.
+		err := putTaint(ctx, a.client, rm.Node, w.taint, a.owner(), true)
+		switch {
+		case apierrors.IsNotFound(err):
+			a.aborted(rm, "the node is gone")
+		case err != nil:
+			a.failed(ctx, w, "tainting "+scaledown.TaintToBeDeleted, err)
+		default:
+			tainted = append(tainted, w)
 		}
-		tainted = append(tainted, rm)
 	}
-	var ready []removalWork
-	for _, rm := range tainted {
-		pods, why, err := a.recheck(ctx, rm)
+	var ready []*removalWork
+	for _, w := range tainted {
+		c, err := a.recheck(ctx, w.rm)
 		switch {
 		case err != nil:
-			a.failed(ctx, rm, "reading the node's pods", err)
-		case why != "":
-			a.untaint(ctx, rm)
-			a.aborted(rm, why)
+			a.failed(ctx, w, "reading the node's pods", err)
+		case c.why != "":
+			a.untaint(ctx, w)
+			a.aborted(w.rm, c.why)
 		default:
-			ready = append(ready, removalWork{rm, pods, slices[rm.Group]})
+			w.check = c
+			ready = append(ready, w)
 		}
 	}
 	var wg sync.WaitGroup
@@ -73,71 +82,64 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 	wg.Wait()
 }
 
-// removalWork is a node cleared for removal and the pods to evict from it,
-// as read after tainting.
+// removalWork is a node being removed: the taint put on it and, once
+// re-checked, its pods.
 type removalWork struct {
-	rm   scaledown.Removal
-	pods []*v1.Pod
+	rm scaledown.Removal
+	// taint is the ToBeDeleted taint as this instance wrote it.
+	taint v1.Taint
+	check podCheck
 	// slices are the group's template slices (metric labels).
 	slices []*resourceapi.ResourceSlice
 }
 
-// recheck reads the node's pods and says why the plan no longer holds
-// ("" when it does). It returns the pods to evict: those of the plan still
-// there, with their current state.
-func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) ([]*v1.Pod, string, error) {
-	planned := map[types.UID]bool{}
-	for _, m := range rm.Evict {
-		planned[m.Pod.UID] = true
-	}
-	for _, p := range rm.DaemonSetPods {
-		planned[p.UID] = true
-	}
-	list, err := a.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", rm.Node).String()})
-	if err != nil {
-		return nil, "", err
-	}
-	var unplanned []string
-	var pods []*v1.Pod
-	for i := range list.Items {
-		p := &list.Items[i]
-		switch {
-		case p.Spec.NodeName != rm.Node, p.Status.Phase == v1.PodSucceeded, p.Status.Phase == v1.PodFailed,
-			p.DeletionTimestamp != nil:
-		case planned[p.UID]:
-			pods = append(pods, p)
-		case drain.IsDaemonSetPod(p), drain.IsMirrorPod(p), drain.IsExpendable(p, a.expendableCutoff):
-			// Not moved by a drain: they go with the node.
-		default:
-			unplanned = append(unplanned, p.Namespace+"/"+p.Name)
-		}
-	}
-	if len(unplanned) > 0 {
-		return nil, fmt.Sprintf("pod(s) %s arrived after the plan", strings.Join(unplanned, ", ")), nil
-	}
-	return pods, "", nil
+// untaintTimeout bounds taking a taint off after a removal failed: long
+// enough for conflict retries, short enough not to hold shutdown.
+const untaintTimeout = 30 * time.Second
+
+// drainTimeout bounds one node's drain and deletion: the eviction retries
+// (--max-pod-eviction-time), the pods' termination (the capped grace
+// period plus the long-terminating margin) and the cloud deletion
+// (--max-cloud-provider-node-deletion-time).
+func (a *liveActuator) drainTimeout(grace time.Duration) time.Duration {
+	return a.maxPodEvictionTime + grace + drain.LongTerminatingMargin + a.maxNodeDeletionTime
 }
 
-// drainAndDelete evicts a node's pods and deletes it.
-func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace time.Duration) {
+// owner is the value of AnnotationTaintOwner for this autoscaler.
+func (a *liveActuator) owner() string { return a.statusNamespace + "/" + a.statusName }
+
+// drainAndDelete evicts a node's pods and deletes it. lead is the
+// leader's context.
+func (a *liveActuator) drainAndDelete(lead context.Context, w *removalWork, grace time.Duration) {
 	rm := w.rm
+	ctx, cancel := withClockTimeout(lead, a.clock, a.drainTimeout(grace))
+	defer cancel()
 	a.events.node(rm.Node, v1.EventTypeNormal, status.EventScaleDown, removalMessage(rm), removalAnnotations(rm, ""))
-	if len(w.pods) > 0 {
+	if len(w.check.evict)+len(w.check.await) > 0 {
 		o := drainOptions{MaxPodEvictionTime: a.maxPodEvictionTime, MaxGracefulTermination: grace, RetryInterval: retryInterval}
-		if err := evictAll(ctx, a.client, a.clock, w.pods, o); err != nil {
+		if err := evictAll(ctx, a.client, a.clock, w.check.evict, w.check.await, o); err != nil {
 			a.metrics.evictedPods.WithLabelValues("failed").Inc()
-			a.failed(ctx, rm, "draining", err)
+			a.failed(lead, w, "draining", contextCause(ctx, err))
 			return
 		}
-		a.metrics.evictedPods.WithLabelValues("succeeded").Add(float64(len(w.pods)))
+		a.metrics.evictedPods.WithLabelValues("succeeded").Add(float64(len(w.check.evict)))
+	}
+	why, err := a.lastLook(ctx, rm)
+	switch {
+	case err != nil:
+		a.failed(lead, w, "reading the node's pods after the drain", contextCause(ctx, err))
+		return
+	case why != "":
+		a.untaint(lead, w)
+		a.aborted(rm, why)
+		return
 	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: rm.Node}}
 	if n, err := a.client.CoreV1().Nodes().Get(ctx, rm.Node, metav1.GetOptions{}); err == nil {
 		node = n
 	}
 	if err := a.cp.DeleteNodes(ctx, rm.Group, []*v1.Node{node}); err != nil {
-		a.failed(ctx, rm, "deleting the node", err)
+		a.failed(lead, w, "deleting the node", contextCause(ctx, err))
 		return
 	}
 	labels := append([]string{metricsRemovalReason(rm)}, gpuLabels(node, w.slices)...)
@@ -147,7 +149,7 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 	}
 	now := a.clock.Now()
 	a.metrics.lastActivity.WithLabelValues("scaleDown").Set(float64(now.Unix()))
-	a.log.Info("scaled down", "node", rm.Node, "group", rm.Group, "reason", removalReason(rm), "evicted", len(w.pods))
+	a.log.Info("scaled down", "node", rm.Node, "group", rm.Group, "reason", removalReason(rm), "evicted", len(w.check.evict))
 	if rm.Empty {
 		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaleDownEmpty,
 			"Scale-down: removing empty node "+rm.Node, removalAnnotations(rm, rm.Node))
@@ -160,10 +162,11 @@ func (a *liveActuator) drainAndDelete(ctx context.Context, w removalWork, grace 
 
 // failed takes the taint off again so the node is usable, and reports the
 // failure; scale-down then pauses for --scale-down-delay-after-failure.
-func (a *liveActuator) failed(ctx context.Context, rm scaledown.Removal, step string, err error) {
+func (a *liveActuator) failed(lead context.Context, w *removalWork, step string, err error) {
+	rm := w.rm
 	a.log.Error("scale-down failed", "node", rm.Node, "step", step, "err", err)
 	a.events.node(rm.Node, v1.EventTypeWarning, status.EventScaleDownFailed, fmt.Sprintf("%s: %v", step, err), removalAnnotations(rm, ""))
-	a.untaint(ctx, rm)
+	a.untaint(lead, w)
 	a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
 	a.outcomes.Add(autoscaler.RemovalFailed{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Step: step, Error: err.Error()})
 }
@@ -174,9 +177,21 @@ func (a *liveActuator) aborted(rm scaledown.Removal, why string) {
 	a.outcomes.Add(autoscaler.RemovalAborted{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Reason: why})
 }
 
-func (a *liveActuator) untaint(ctx context.Context, rm scaledown.Removal) {
-	if err := removeTaint(context.WithoutCancel(ctx), a.client, rm.Node, scaledown.TaintToBeDeleted); err != nil {
-		a.log.Error("removing the taint after a called-off scale-down", "node", rm.Node, "err", err)
+// untaint takes this instance's ToBeDeleted taint off the node after a
+// called-off or failed removal. It does nothing once lead has ended: a
+// replica that lost the Lease must not write (the new leader may be
+// removing the same node under a taint of its own; its start-up clean-up
+// takes ours off). Even while leading, only the taint as this instance
+// wrote it is removed, never one with another value.
+func (a *liveActuator) untaint(lead context.Context, w *removalWork) {
+	if lead.Err() != nil {
+		a.log.Info("not leading any more: the taint stays for the next leader's start-up clean-up", "node", w.rm.Node)
+		return
+	}
+	ctx, cancel := withClockTimeout(lead, a.clock, untaintTimeout)
+	defer cancel()
+	if err := removeOwnTaint(ctx, a.client, w.rm.Node, w.taint); err != nil {
+		a.log.Error("removing the taint after a called-off scale-down", "node", w.rm.Node, "err", contextCause(ctx, err))
 	}
 }
 

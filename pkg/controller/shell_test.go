@@ -12,14 +12,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
@@ -56,6 +52,12 @@ func (p *groupsProvider) DeleteNodes(_ context.Context, _ string, nodes []*v1.No
 	return nil
 }
 
+func (p *groupsProvider) deletedNodes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.deleted...)
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func groupNode(name, group string, taints ...v1.Taint) *v1.Node {
@@ -77,24 +79,14 @@ func hasTaintNamed(t *testing.T, c *fake.Clientset, node, key string) bool {
 // node's removal off: the node is untainted and kept, no pod is lost. The
 // other node of the batch goes.
 func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
-	planned := builder.Pod("planned").CPU("1").OnNode("busy").Build()
-	planned.UID = "planned-uid"
-	late := builder.Pod("late").CPU("1").OnNode("busy").Build()
-	late.UID = "late-uid"
+	planned := replicated(builder.Pod("planned").CPU("1").OnNode("busy").Build())
+	late := replicated(builder.Pod("late").CPU("1").OnNode("busy").Build())
 	client := fake.NewClientset(groupNode("busy", "g"), groupNode("empty", "g"), planned, late)
-	// Evictions delete the pod, as the API server does when allowed.
-	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "eviction" {
-			return false, nil, nil
-		}
-		return true, nil, client.Tracker().Delete(a.GetResource(), a.GetNamespace(), a.(k8stesting.CreateAction).GetObject().(metav1.Object).GetName())
-	})
+	evictionsDelete(client, nil)
 	cp := &groupsProvider{groups: []string{"g"}}
 	clk := clocktesting.NewFakeClock(t0)
-	q := actuation.NewQueue()
-	act := &liveActuator{client: client, cp: cp, clock: clk, log: quiet(), metrics: newMetrics(), outcomes: q,
-		events:             &eventSink{recorder: record.NewFakeRecorder(100), limiter: newEventLimiter(time.Minute), clock: clk},
-		maxPodEvictionTime: time.Minute, expendableCutoff: -10}
+	act := testActuator(client, cp, clk)
+	q := act.outcomes
 	act.removeBatch(context.Background(), autoscaler.RemoveNodes{Removals: []scaledown.Removal{
 		{Node: "busy", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "elsewhere"}}},
 		{Node: "empty", Group: "g", Empty: true},
@@ -137,9 +129,9 @@ func TestStaleTaintsCleanedOnOwnGroupsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := c.cleanStaleTaints(context.Background())
-	if err != nil || n != 1 {
-		t.Fatalf("cleaned %d (%v), want 1", n, err)
+	r, err := c.cleanStaleTaints(context.Background())
+	if err != nil || r.Cleaned != 1 || len(r.Failed) != 0 {
+		t.Fatalf("cleaned %+v (%v), want 1", r, err)
 	}
 	if hasTaintNamed(t, client, "mine", tb.Key) || !hasTaintNamed(t, client, "theirs", tb.Key) || !hasTaintNamed(t, client, "loose", tb.Key) {
 		t.Error("only the node of this instance's group may be cleaned")

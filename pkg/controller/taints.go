@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -17,12 +16,39 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
 
+// AnnotationTaintOwner names, on a node, the autoscaler that put its
+// scale-down taints there (ownedTaintKeys): its status ConfigMap
+// (namespace/name), which is unique per shard. The start-up clean-up
+// removes the taints an earlier run of the same autoscaler left, also on
+// nodes whose group it no longer manages, and leaves those another shard
+// owns.
+const AnnotationTaintOwner = "gpuscale.dev/deletion-taint-owner"
+
+// ownedTaintKeys are the taints the autoscaler puts on nodes it means to
+// remove, and cleans at start-up.
+var ownedTaintKeys = [...]string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate, autoscaler.TaintConsolidating}
+
+// hasOwnedTaint reports whether n carries one of ownedTaintKeys.
+func hasOwnedTaint(n *v1.Node) bool {
+	for _, k := range ownedTaintKeys {
+		if hasTaint(n, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // joinErrors is errors.Join, nil for none.
 func joinErrors(errs []error) error { return errors.Join(errs...) }
 
-// addTaint puts a taint on a node (replacing one with the same key), with
-// conflict retries; it is a no-op when the taint is there.
-func addTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint) error {
+// putTaint puts a taint on a node, with conflict retries. A taint with the
+// same key and effect already there is kept as it is, unless claim is set:
+// then one with another value is replaced, so that the node carries this
+// very taint (the value untaint compares). A taint with the same key and
+// another effect is always replaced. A non-empty owner is written to
+// AnnotationTaintOwner in the same update, so that the start-up clean-up
+// knows the taint for its own.
+func putTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint, owner string, claim bool) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
@@ -30,7 +56,7 @@ func addTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1
 		}
 		for i, t := range n.Spec.Taints {
 			if t.Key == taint.Key {
-				if t.Effect == taint.Effect {
+				if t.Effect == taint.Effect && (t.Value == taint.Value || !claim) {
 					return nil
 				}
 				n.Spec.Taints = append(n.Spec.Taints[:i], n.Spec.Taints[i+1:]...)
@@ -38,6 +64,12 @@ func addTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1
 			}
 		}
 		n.Spec.Taints = append(n.Spec.Taints, taint)
+		if owner != "" {
+			if n.Annotations == nil {
+				n.Annotations = map[string]string{}
+			}
+			n.Annotations[AnnotationTaintOwner] = owner
+		}
 		_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
@@ -46,14 +78,31 @@ func addTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1
 // removeTaint takes every taint with key off a node; a node that is gone
 // needs nothing.
 func removeTaint(ctx context.Context, c kubernetes.Interface, node, key string) error {
+	return removeTaintIf(ctx, c, node, func(t v1.Taint) bool { return t.Key == key })
+}
+
+// removeOwnTaint takes taint off a node only if the node still carries it
+// as written (same key, effect and value), with the owner annotation: a
+// taint with the same key that someone else put there since (a new leader
+// removing the same node) stays.
+func removeOwnTaint(ctx context.Context, c kubernetes.Interface, node string, taint v1.Taint) error {
+	return removeTaintIf(ctx, c, node, func(t v1.Taint) bool {
+		return t.Key == taint.Key && t.Effect == taint.Effect && t.Value == taint.Value
+	})
+}
+
+// removeTaintIf takes the taints that match off a node, and the owner
+// annotation with them when no deletion taint is left; a node that is gone
+// needs nothing.
+func removeTaintIf(ctx context.Context, c kubernetes.Interface, node string, match func(v1.Taint) bool) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		kept := n.Spec.Taints[:0]
+		kept := make([]v1.Taint, 0, len(n.Spec.Taints))
 		for _, t := range n.Spec.Taints {
-			if t.Key != key {
+			if !match(t) {
 				kept = append(kept, t)
 			}
 		}
@@ -61,6 +110,9 @@ func removeTaint(ctx context.Context, c kubernetes.Interface, node, key string) 
 			return nil
 		}
 		n.Spec.Taints = kept
+		if _, ok := n.Annotations[AnnotationTaintOwner]; ok && !hasOwnedTaint(n) {
+			delete(n.Annotations, AnnotationTaintOwner)
+		}
 		_, err = c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
@@ -76,45 +128,6 @@ func toBeDeletedTaint(now time.Time) v1.Taint {
 
 func deletionCandidateTaint(now time.Time) v1.Taint {
 	return v1.Taint{Key: scaledown.TaintDeletionCandidate, Value: strconv.FormatInt(now.Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}
-}
-
-// cleanStaleTaints removes, at start-up, the taints a previous run left on
-// nodes it did not finish removing: a crash mid-drain must not leave nodes
-// cordoned for ever. Only nodes of this instance's node groups are
-// touched: another instance (a shard managing other groups) may be
-// draining the rest.
-func (c *Controller) cleanStaleTaints(ctx context.Context) (int, error) {
-	if err := c.cp.Refresh(ctx); err != nil {
-		return 0, fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
-	}
-	ours := map[string]bool{}
-	for _, g := range c.cp.NodeGroups() {
-		ours[g.ID] = true
-	}
-	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("listing nodes to clean stale taints: %w", err)
-	}
-	cleaned := 0
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if !hasTaint(n, scaledown.TaintToBeDeleted) && !hasTaint(n, scaledown.TaintDeletionCandidate) &&
-			!hasTaint(n, autoscaler.TaintConsolidating) {
-			continue
-		}
-		if g, err := c.cp.NodeGroupForNode(n); err != nil || !ours[g] {
-			continue
-		}
-		for _, key := range []string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate, autoscaler.TaintConsolidating} {
-			if hasTaint(n, key) {
-				if err := removeTaint(ctx, c.client, n.Name, key); err != nil {
-					return cleaned, fmt.Errorf("node %s: removing stale taint %s: %w", n.Name, key, err)
-				}
-				cleaned++
-			}
-		}
-	}
-	return cleaned, nil
 }
 
 func hasTaint(n *v1.Node, key string) bool {

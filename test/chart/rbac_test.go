@@ -385,3 +385,43 @@ func groupOf(e ast.Expr, groupVars map[string]string) (string, bool) {
 	}
 	return "", false
 }
+
+// TestShardRBACFollowsTheStatusConfigMapNames: a shard deployed with its
+// own --status-config-map-name (and its peers' --shard-peer-status-config-map)
+// through extraArgs gets exactly those names in its Role, not the default.
+func TestShardRBACFollowsTheStatusConfigMapNames(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		write, read  []string
+	}{
+		{"defaults", "", []string{"cluster-autoscaler-status"}, nil},
+		{"own name and two peers", `clusterAutoscaler:
+  extraArgs:
+    status-config-map-name: shard-a-status
+    shard-peer-status-config-map: [shard-b-status, shard-c-status]
+`, []string{"shard-a-status"}, []string{"shard-b-status", "shard-c-status"}},
+		{"upstream extraArgs, one peer", `extraArgs:
+  status-config-map-name: shard-b-status
+  shard-peer-status-config-map: shard-a-status
+`, []string{"shard-b-status"}, []string{"shard-a-status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := renderValues(t, tc.values)
+			var role rbacv1.Role
+			objs.typed(t, key("Role", namespace, autoscalerName), &role)
+			var want []grant
+			for _, g := range autoscalerNamespaceGrants {
+				if g.name != "cluster-autoscaler-status" {
+					want = append(want, g)
+				}
+			}
+			for _, n := range tc.write {
+				want = append(want, grant{"/configmaps", "get", n}, grant{"/configmaps", "update", n})
+			}
+			for _, n := range tc.read {
+				want = append(want, grant{"/configmaps", "get", n})
+			}
+			compareGrants(t, "Role "+role.Name, flatten(t, role.Rules), want)
+		})
+	}
+}

@@ -124,11 +124,11 @@ func TestInstanceID(t *testing.T) {
 }
 
 func TestParseConfig(t *testing.T) {
-	c, err := ParseConfig([]byte("region: eu-west-1\nrefreshInterval: 30s\nprices:\n  p5.48xlarge: 55.04\nspotPrices:\n  g5.xlarge: 0.45\nautoScalingEndpoint: https://autoscaling.eu-west-1.amazonaws.com\n"))
+	c, err := ParseConfig([]byte("region: eu-west-1\nrefreshInterval: 30s\ncallTimeout: 20s\nprices:\n  p5.48xlarge: 55.04\nspotPrices:\n  g5.xlarge: 0.45\nautoScalingEndpoint: https://autoscaling.eu-west-1.amazonaws.com\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Region != "eu-west-1" || c.Interval().Seconds() != 30 || c.Prices["p5.48xlarge"] != 55.04 || c.SpotPrices["g5.xlarge"] != 0.45 {
+	if c.Region != "eu-west-1" || c.Interval().Seconds() != 30 || c.Timeout().Seconds() != 20 || c.Prices["p5.48xlarge"] != 55.04 || c.SpotPrices["g5.xlarge"] != 0.45 {
 		t.Fatalf("config %+v", c)
 	}
 	for in, want := range map[string]string{
@@ -141,6 +141,8 @@ func TestParseConfig(t *testing.T) {
 		"spotPrices:\n  \"\": 1\n":        `spotPrices: want an instance type`,
 		"autoScalingEndpoint: https://\n": "autoScalingEndpoint",
 		"refreshInterval: soon\n":         `refreshInterval: want a duration such as 30s, got "soon"`,
+		"callTimeout: -1m\n":              `callTimeout: must not be negative, got "-1m"`,
+		"callTimeout: never\n":            `callTimeout: want a duration such as 30s, got "never"`,
 		"prices: [1]\n":                   "prices",
 		"region: [a]\n":                   "region",
 	} {

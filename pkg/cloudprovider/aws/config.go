@@ -26,6 +26,9 @@ type Config struct {
 	// RefreshInterval is the cache lifetime, a Go duration such as "30s"
 	// (DefaultRefreshInterval when omitted); Interval returns it parsed.
 	RefreshInterval string `json:"refreshInterval,omitempty"`
+	// CallTimeout bounds each AWS call, a Go duration (DefaultCallTimeout
+	// when omitted); Timeout returns it parsed.
+	CallTimeout string `json:"callTimeout,omitempty"`
 	// AutoScalingEndpoint and EC2Endpoint replace the SDK's endpoints (VPC
 	// interface endpoints, for example).
 	AutoScalingEndpoint string `json:"autoScalingEndpoint,omitempty"`
@@ -64,14 +67,24 @@ func (c *Config) Interval() time.Duration {
 	return max(d, 0)
 }
 
+// Timeout is CallTimeout parsed, 0 (the default) when omitted or invalid;
+// Validate reports an invalid one.
+func (c *Config) Timeout() time.Duration {
+	d, _ := time.ParseDuration(c.CallTimeout)
+	return max(d, 0)
+}
+
 // Validate reports every bad field, naming it and its value.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.RefreshInterval != "" {
-		if d, err := time.ParseDuration(c.RefreshInterval); err != nil {
-			errs = append(errs, fmt.Errorf("refreshInterval: want a duration such as 30s, got %q", c.RefreshInterval))
+	for _, f := range []struct{ field, v string }{{"refreshInterval", c.RefreshInterval}, {"callTimeout", c.CallTimeout}} {
+		if f.v == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(f.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: want a duration such as 30s, got %q", f.field, f.v))
 		} else if d < 0 {
-			errs = append(errs, fmt.Errorf("refreshInterval: must not be negative, got %q", c.RefreshInterval))
+			errs = append(errs, fmt.Errorf("%s: must not be negative, got %q", f.field, f.v))
 		}
 	}
 	for field, v := range map[string]string{"autoScalingEndpoint": c.AutoScalingEndpoint, "ec2Endpoint": c.EC2Endpoint} {

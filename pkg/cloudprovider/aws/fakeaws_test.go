@@ -132,6 +132,10 @@ type fakeAWS struct {
 	activities map[string][]fakeActivity
 	// denied actions answer AccessDenied, as for a role without them.
 	denied map[string]bool
+	// stalled actions get no answer until the client gives up (or the
+	// test ends: quit), as from an endpoint that stopped responding.
+	stalled map[string]bool
+	quit    chan struct{}
 	// pageSize caps every page, so small fixtures still page.
 	pageSize int
 	requests int
@@ -152,12 +156,13 @@ type fakeActivity struct {
 
 func newFakeAWS(t *testing.T, groups ...fakeASG) *fakeAWS {
 	f := &fakeAWS{t: t, groups: map[string]*fakeASG{}, lcs: map[string]fakeLC{}, failures: map[string][]failure{},
-		activities: map[string][]fakeActivity{}, denied: map[string]bool{}, pageSize: 100}
+		activities: map[string][]fakeActivity{}, denied: map[string]bool{}, stalled: map[string]bool{}, quit: make(chan struct{}), pageSize: 100}
 	for _, g := range groups {
 		f.putGroup(g)
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() { close(f.quit) }) // runs first: stalled requests end
 	return f
 }
 
@@ -284,11 +289,18 @@ func (f *fakeAWS) serve(w http.ResponseWriter, r *http.Request) {
 	reqID := f.requests
 	f.calls = append(f.calls, call{Action: action, Params: params, Invocation: r.Header.Get("amz-sdk-invocation-id")})
 	var fail *failure
-	denied := f.denied[action]
+	denied, stalled := f.denied[action], f.stalled[action]
 	if q := f.failures[action]; len(q) > 0 {
 		fail, f.failures[action] = &q[0], q[1:]
 	}
 	f.mu.Unlock()
+	if stalled {
+		select {
+		case <-r.Context().Done():
+		case <-f.quit:
+		}
+		return
+	}
 	if fail != nil {
 		f.writeError(w, service, fail.status, fail.code, "injected by the test")
 		return

@@ -86,7 +86,10 @@ type Options struct {
 	Region string
 	// RefreshInterval is the cache lifetime (DefaultRefreshInterval when 0).
 	RefreshInterval time.Duration
-	Prices          Prices
+	// CallTimeout bounds each call to AWS, its retries included
+	// (DefaultCallTimeout when 0).
+	CallTimeout time.Duration
+	Prices      Prices
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the problems of each reload; nil means slog.Default().
@@ -144,14 +147,20 @@ func New(opts Options) (*Provider, error) {
 		return nil, errors.New("aws: no node groups: give --nodes=min:max:<asg-name> or --node-group-auto-discovery=asg:tag=<key>[=<value>][,<key>[=<value>]]")
 	case opts.RefreshInterval < 0:
 		return nil, fmt.Errorf("aws: refresh interval must not be negative, got %s", opts.RefreshInterval)
+	case opts.CallTimeout < 0:
+		return nil, fmt.Errorf("aws: call timeout must not be negative, got %s", opts.CallTimeout)
 	}
 	for i, tags := range opts.AutoDiscovery {
 		if len(tags) == 0 {
 			return nil, fmt.Errorf("aws: auto-discovery %d: no tags", i)
 		}
 	}
+	timeout := opts.CallTimeout
+	if timeout == 0 {
+		timeout = DefaultCallTimeout
+	}
 	p := &Provider{
-		as: opts.AutoScaling, ec2: opts.EC2, opts: opts, clock: opts.Clock, log: opts.Logger,
+		as: timedAutoScaling{opts.AutoScaling, timeout}, ec2: timedEC2{opts.EC2, timeout}, opts: opts, clock: opts.Clock, log: opts.Logger,
 		interval: opts.RefreshInterval, groups: map[string]*group{}, owner: map[string]string{},
 		unknown: map[string]bool{}, foreign: map[string]bool{}, registered: map[string]bool{},
 	}

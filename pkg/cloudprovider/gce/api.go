@@ -50,13 +50,22 @@ type api struct {
 	clock clock.Clock
 	// opTimeout bounds the wait for one operation.
 	opTimeout time.Duration
+	// callTimeout bounds each attempt of a call, so that an endpoint that
+	// stops answering cannot hold the loop.
+	callTimeout time.Duration
 }
 
-// do runs f until it succeeds, fails for good, or runs out of attempts.
-func (a *api) do(ctx context.Context, call string, f func() error) error {
+// do runs f until it succeeds, fails for good, or runs out of attempts;
+// each attempt gets callTimeout.
+func (a *api) do(ctx context.Context, call string, f func(context.Context) error) error {
+	return a.doWithin(ctx, call, a.callTimeout, f)
+}
+
+// doWithin is do with a per-attempt timeout of its own; 0 sets none.
+func (a *api) doWithin(ctx context.Context, call string, timeout time.Duration, f func(context.Context) error) error {
 	wait := a.retry.Initial
 	for attempt := 1; ; attempt++ {
-		err := f()
+		err := attemptWithin(ctx, timeout, f)
 		if err == nil {
 			return nil
 		}
@@ -77,6 +86,22 @@ func (a *api) do(ctx context.Context, call string, f func() error) error {
 		}
 		wait = min(2*wait, a.retry.Max)
 	}
+}
+
+// attemptWithin runs f with ctx bounded by timeout (none when 0). An
+// attempt that timed out (an endpoint that stopped answering) says so, and
+// is not retried: isTransient does not retry deadlines.
+func attemptWithin(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	if timeout <= 0 {
+		return f(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := f(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within the per-call timeout of %s: %w", timeout, err)
+	}
+	return err
 }
 
 // isTransient says whether retrying may help.
@@ -113,7 +138,7 @@ func (a *api) listMIGs(ctx context.Context, project, zone string) ([]*compute.In
 	for {
 		var page *compute.InstanceGroupManagerList
 		call := fmt.Sprintf("instanceGroupManagers.list projects/%s/zones/%s", project, zone)
-		err := a.do(ctx, call, func() (err error) {
+		err := a.do(ctx, call, func(ctx context.Context) (err error) {
 			page, err = a.svc.InstanceGroupManagers.List(project, zone).PageToken(token).Context(ctx).Do()
 			return err
 		})
@@ -133,7 +158,7 @@ func (a *api) listManagedInstances(ctx context.Context, ref MIGRef) ([]*compute.
 	token := ""
 	for {
 		var page *compute.InstanceGroupManagersListManagedInstancesResponse
-		err := a.do(ctx, "instanceGroupManagers.listManagedInstances", func() (err error) {
+		err := a.do(ctx, "instanceGroupManagers.listManagedInstances", func(ctx context.Context) (err error) {
 			page, err = a.svc.InstanceGroupManagers.ListManagedInstances(ref.Project, ref.Zone, ref.Name).
 				PageToken(token).Context(ctx).Do()
 			return err
@@ -153,7 +178,7 @@ func (a *api) resize(ctx context.Context, ref MIGRef, size int64) error {
 	call := fmt.Sprintf("instanceGroupManagers.resize size=%d", size)
 	requestID := string(uuid.NewUUID())
 	var op *compute.Operation
-	err := a.do(ctx, call, func() (err error) {
+	err := a.do(ctx, call, func(ctx context.Context) (err error) {
 		op, err = a.svc.InstanceGroupManagers.Resize(ref.Project, ref.Zone, ref.Name, size).
 			RequestId(requestID).Context(ctx).Do()
 		return err
@@ -177,7 +202,7 @@ func (a *api) deleteInstances(ctx context.Context, ref MIGRef, instances []Insta
 	req := &compute.InstanceGroupManagersDeleteInstancesRequest{Instances: paths, SkipInstancesOnValidationError: true}
 	requestID := string(uuid.NewUUID())
 	var op *compute.Operation
-	err := a.do(ctx, call, func() (err error) {
+	err := a.do(ctx, call, func(ctx context.Context) (err error) {
 		op, err = a.svc.InstanceGroupManagers.DeleteInstances(ref.Project, ref.Zone, ref.Name, req).
 			RequestId(requestID).Context(ctx).Do()
 		return err
@@ -195,7 +220,9 @@ func (a *api) wait(ctx context.Context, call, project, zone string, op *compute.
 	defer cancel()
 	for op.Status != "DONE" {
 		name := op.Name
-		err := a.do(ctx, call+": zoneOperations.wait "+name, func() (err error) {
+		// zoneOperations.wait blocks on the server for up to two minutes:
+		// the operation timeout bounds it, not the per-call one.
+		err := a.doWithin(ctx, call+": zoneOperations.wait "+name, 0, func(ctx context.Context) (err error) {
 			op, err = a.svc.ZoneOperations.Wait(project, zone, name).Context(ctx).Do()
 			return err
 		})
@@ -220,13 +247,13 @@ func (a *api) getTemplate(ctx context.Context, url string) (*compute.InstanceTem
 	var tmpl *compute.InstanceTemplate
 	switch {
 	case len(parts) == 4 && parts[1] == "global" && parts[2] == "instanceTemplates":
-		err := a.do(ctx, "instanceTemplates.get "+parts[3], func() (err error) {
+		err := a.do(ctx, "instanceTemplates.get "+parts[3], func(ctx context.Context) (err error) {
 			tmpl, err = a.svc.InstanceTemplates.Get(parts[0], parts[3]).Context(ctx).Do()
 			return err
 		})
 		return tmpl, err
 	case len(parts) == 5 && parts[1] == "regions" && parts[3] == "instanceTemplates":
-		err := a.do(ctx, "regionInstanceTemplates.get "+parts[4], func() (err error) {
+		err := a.do(ctx, "regionInstanceTemplates.get "+parts[4], func(ctx context.Context) (err error) {
 			tmpl, err = a.svc.RegionInstanceTemplates.Get(parts[0], parts[2], parts[4]).Context(ctx).Do()
 			return err
 		})
@@ -238,7 +265,7 @@ func (a *api) getTemplate(ctx context.Context, url string) (*compute.InstanceTem
 // getMachineType reads a machine type the built-in table does not know.
 func (a *api) getMachineType(ctx context.Context, project, zone, name string) (*compute.MachineType, error) {
 	var mt *compute.MachineType
-	err := a.do(ctx, "machineTypes.get "+name, func() (err error) {
+	err := a.do(ctx, "machineTypes.get "+name, func(ctx context.Context) (err error) {
 		mt, err = a.svc.MachineTypes.Get(project, zone, name).Context(ctx).Do()
 		return err
 	})
@@ -248,12 +275,12 @@ func (a *api) getMachineType(ctx context.Context, project, zone, name string) (*
 // RegionZones lists the zones of a region that are up, sorted by name: the
 // default places for auto-discovery.
 func RegionZones(ctx context.Context, svc *compute.Service, project, region string) ([]string, error) {
-	a := &api{svc: svc, retry: RetryOptions{}.withDefaults(), clock: clock.RealClock{}}
+	a := &api{svc: svc, retry: RetryOptions{}.withDefaults(), clock: clock.RealClock{}, callTimeout: DefaultCallTimeout}
 	var zones []string
 	token := ""
 	for {
 		var page *compute.ZoneList
-		err := a.do(ctx, "zones.list projects/"+project, func() (err error) {
+		err := a.do(ctx, "zones.list projects/"+project, func(ctx context.Context) (err error) {
 			page, err = svc.Zones.List(project).Filter(`name eq "` + region + `-.*"`).PageToken(token).Context(ctx).Do()
 			return err
 		})

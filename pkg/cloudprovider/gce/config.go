@@ -18,6 +18,7 @@ import (
 //	zones: [us-central1-a, us-central1-b]  # where auto-discovery looks
 //	clusterName: prod              # GKE cluster: node-pool label from group names
 //	refreshInterval: 30s           # how long listed sizes are reused
+//	callTimeout: 1m                # bounds each API call (DefaultCallTimeout)
 //	prices:                        # override or add to the built-in table
 //	  machineTypes:
 //	    a3-highgpu-8g: {onDemand: 88.25, spot: 26.5}
@@ -30,6 +31,7 @@ type Config struct {
 	Zones            []string           `json:"zones,omitempty"`
 	ClusterName      string             `json:"clusterName,omitempty"`
 	RefreshInterval  *metav1.Duration   `json:"refreshInterval,omitempty"`
+	CallTimeout      *metav1.Duration   `json:"callTimeout,omitempty"`
 	Prices           PriceOverrides     `json:"prices,omitempty"`
 	NodeGroupOptions GroupOptionsConfig `json:"nodeGroupOptions,omitempty"`
 }
@@ -80,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RefreshInterval != nil && c.RefreshInterval.Duration < 0 {
 		errs = append(errs, fmt.Errorf("refreshInterval: must not be negative, got %s", c.RefreshInterval.Duration))
+	}
+	if c.CallTimeout != nil && c.CallTimeout.Duration < 0 {
+		errs = append(errs, fmt.Errorf("callTimeout: must not be negative, got %s", c.CallTimeout.Duration))
 	}
 	errs = append(errs, checkPrices("prices.machineTypes", c.Prices.MachineTypes)...)
 	errs = append(errs, checkPrices("prices.accelerators", c.Prices.Accelerators)...)

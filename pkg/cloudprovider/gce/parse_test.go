@@ -128,6 +128,7 @@ func TestParseConfig(t *testing.T) {
 zones: [us-central1-a, us-central1-b]
 clusterName: prod
 refreshInterval: 30s
+callTimeout: 20s
 prices:
   machineTypes:
     a3-highgpu-8g: {onDemand: 88.25, spot: 26.5}
@@ -135,7 +136,7 @@ prices:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Project != "gpu-project" || len(cfg.Zones) != 2 || cfg.RefreshInterval.Duration.Seconds() != 30 ||
+	if cfg.Project != "gpu-project" || len(cfg.Zones) != 2 || cfg.RefreshInterval.Duration.Seconds() != 30 || cfg.CallTimeout.Duration.Seconds() != 20 ||
 		cfg.Prices.MachineTypes["a3-highgpu-8g"].Spot != 26.5 {
 		t.Errorf("config: %+v", cfg)
 	}
@@ -149,6 +150,7 @@ prices:
 		"zones: [us-central1-a, moon]\n":                        `zones[1]: "moon" is not a zone name`,
 		"zones: [us-central1-a, us-central1-a]\n":               `zones[1]: "us-central1-a" is listed twice`,
 		"refreshInterval: -1s\n":                                "refreshInterval: must not be negative",
+		"callTimeout: -1s\n":                                    "callTimeout: must not be negative, got -1s",
 		"prices: {accelerators: {nvidia-l4: {onDemand: -1}}}\n": "prices.accelerators.nvidia-l4: prices must not be negative",
 	}
 	for in, want := range bad {

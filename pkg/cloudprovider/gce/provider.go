@@ -41,6 +41,7 @@ const ProviderName = "gce"
 const (
 	DefaultRefreshInterval  = 10 * time.Second
 	DefaultOperationTimeout = 2 * time.Minute
+	DefaultCallTimeout      = time.Minute
 )
 
 // NodeGroupSpec is one --nodes value: bounds and an instance-group URL.
@@ -74,6 +75,10 @@ type Options struct {
 	// OperationTimeout bounds the wait for a resize or delete operation
 	// (DefaultOperationTimeout when 0).
 	OperationTimeout time.Duration
+	// CallTimeout bounds each attempt of an API call other than the wait
+	// for an operation (DefaultCallTimeout when 0): an endpoint that
+	// stops answering fails the call, not the loop.
+	CallTimeout time.Duration
 	// Retry bounds the retries of transient API failures.
 	Retry RetryOptions
 	// Clock defaults to the real clock.
@@ -173,8 +178,9 @@ func New(opts Options) (*Provider, error) {
 	if opts.Service == nil {
 		return nil, errors.New("gce: a compute service is required")
 	}
-	if opts.RefreshInterval < 0 || opts.OperationTimeout < 0 {
-		return nil, fmt.Errorf("gce: refresh interval (%s) and operation timeout (%s) must not be negative", opts.RefreshInterval, opts.OperationTimeout)
+	if opts.RefreshInterval < 0 || opts.OperationTimeout < 0 || opts.CallTimeout < 0 {
+		return nil, fmt.Errorf("gce: refresh interval (%s), operation timeout (%s) and call timeout (%s) must not be negative",
+			opts.RefreshInterval, opts.OperationTimeout, opts.CallTimeout)
 	}
 	p := &Provider{
 		clock: opts.Clock, log: opts.Logger, interval: opts.RefreshInterval,
@@ -202,7 +208,11 @@ func New(opts Options) (*Provider, error) {
 	if timeout == 0 {
 		timeout = DefaultOperationTimeout
 	}
-	p.api = &api{svc: opts.Service, retry: opts.Retry.withDefaults(), clock: p.clock, opTimeout: timeout}
+	callTimeout := opts.CallTimeout
+	if callTimeout == 0 {
+		callTimeout = DefaultCallTimeout
+	}
+	p.api = &api{svc: opts.Service, retry: opts.Retry.withDefaults(), clock: p.clock, opTimeout: timeout, callTimeout: callTimeout}
 	for _, d := range opts.AutoDiscovery {
 		switch {
 		case d.NamePrefix == "" || d.Min < 0 || d.Max < d.Min:
