@@ -92,12 +92,9 @@ func recheckRules(rs drain.Rules) drain.Rules {
 	return out
 }
 
-// rulesFor returns the rules that planned rm: consolidation's (with
-// do-not-disrupt) or scale-down's.
-func (a *liveActuator) rulesFor(rm scaledown.Removal) drain.Rules {
-	if rm.Consolidation != "" {
-		return recheckRules(drain.Consolidation(a.drainOptions))
-	}
+// rulesFor returns the rules that planned rm: scale-down and
+// consolidation judge pods with the same rules (do-not-disrupt included).
+func (a *liveActuator) rulesFor(scaledown.Removal) drain.Rules {
 	return recheckRules(drain.Default(a.drainOptions))
 }
 
