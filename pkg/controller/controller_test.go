@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/builder"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -29,21 +28,6 @@ func TestEventLimiterRepeatsOnlyAfterQuietOrChange(t *testing.T) {
 	}
 	if !l.allow("uid-2", "a", t0.Add(time.Minute)) {
 		t.Error("a different object was limited by another's event")
-	}
-}
-
-func TestUnschedulable(t *testing.T) {
-	pod := builder.Pod("p").Build()
-	if unschedulable(pod) {
-		t.Error("a pod the scheduler has not tried is not unschedulable")
-	}
-	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
-	if !unschedulable(pod) {
-		t.Error("PodScheduled=False/Unschedulable not seen")
-	}
-	pod.Status.Conditions[0].Reason = "SchedulingGated"
-	if unschedulable(pod) {
-		t.Error("a gated pod is not unschedulable")
 	}
 }
 
