@@ -46,3 +46,30 @@ func TestPriorityConfigMapKeys(t *testing.T) {
 		t.Errorf("empty ConfigMap: err = %v, want one naming the key", err)
 	}
 }
+
+// A pod that becomes pending starts a loop at once: marked unschedulable,
+// or new with a bypassed scheduler; another scheduler's pod does not.
+func TestPendingPodsTriggerALoop(t *testing.T) {
+	for _, tc := range []struct {
+		name, scheduler string
+		marked, want    bool
+	}{
+		{"default scheduler, marked", "", true, true},
+		{"default scheduler, not tried yet", "", false, false},
+		{"bypassed scheduler, not tried yet", "kai-scheduler", false, true},
+		{"other scheduler, marked", "volcano", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{trigger: make(chan struct{}, 1)}
+			c.opts.Autoscaler.Pending.BypassedSchedulers = []string{"kai-scheduler"}
+			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{SchedulerName: tc.scheduler}}
+			if tc.marked {
+				p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+			}
+			c.maybeTrigger(p)
+			if got := len(c.trigger) == 1; got != tc.want {
+				t.Errorf("loop triggered %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
