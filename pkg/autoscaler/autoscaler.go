@@ -22,6 +22,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
@@ -61,6 +62,9 @@ type Options struct {
 	// consolidation's alike (--disruption-budget, --disruption-window);
 	// none by default, as upstream.
 	Disruption disruption.Policy
+	// Pending is how the shells pick Input.Pending from the pods waiting
+	// for a node (--bypassed-scheduler-names); Step reports it.
+	Pending pending.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -86,6 +90,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--ok-total-unready-count: must not be negative, got %d", o.OkTotalUnreadyCount)
 	case !(o.MaxTotalUnreadyPercentage >= 0 && o.MaxTotalUnreadyPercentage <= 100):
 		return fmt.Errorf("--max-total-unready-percentage: must be from 0 to 100, got %g", o.MaxTotalUnreadyPercentage)
+	}
+	if err := o.Pending.Validate(); err != nil {
+		return err
 	}
 	return o.ProvisioningRequests.Validate()
 }
@@ -152,10 +159,15 @@ func (a *Autoscaler) Options() Options { return a.opts }
 type Input struct {
 	Now      time.Time
 	Snapshot *snapshot.Snapshot
-	// Pending are the pods the scheduler marked unschedulable.
-	Pending    []*v1.Pod
-	DaemonSets []*appsv1.DaemonSet
-	PDBs       []*policyv1.PodDisruptionBudget
+	// Pending are the pods the scheduler marked unschedulable, and those of
+	// bypassed schedulers waiting for a node (pending.Select).
+	Pending []*v1.Pod
+	// OtherSchedulers count the pods waiting for a node that the shell
+	// left alone because a scheduler neither default nor bypassed places
+	// them (pending.Selection); they are reported in the status.
+	OtherSchedulers []pending.SchedulerPods
+	DaemonSets      []*appsv1.DaemonSet
+	PDBs            []*policyv1.PodDisruptionBudget
 	// Outcomes are what became of earlier actions, in the order they
 	// happened.
 	Outcomes []Outcome

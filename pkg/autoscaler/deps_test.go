@@ -14,7 +14,7 @@ func TestCoreLinksNoClientOrCloudSDK(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	core := []string{"snapshot", "predicates", "estimator", "expander", "scaleup", "scaledown", "scaledown/drain",
-		"clusterstate", "autoscaler", "status", "limits", "gpu"}
+		"clusterstate", "autoscaler", "status", "limits", "gpu", "pending"}
 	forbidden := []string{"k8s.io/client-go", "github.com/aws/aws-sdk-go-v2", "google.golang.org/api", "cloud.google.com/go"}
 	for _, pkg := range core {
 		path := "github.com/gpuscale/gpuscale/pkg/" + pkg

@@ -2,12 +2,14 @@ package autoscaler
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 	"github.com/gpuscale/gpuscale/pkg/status"
@@ -69,6 +71,8 @@ func (l *loop) status() status.Status {
 		}
 		st.Pending = append(st.Pending, pp)
 	}
+	st.BypassedSchedulers = l.opts.Pending.BypassedSchedulers
+	st.OtherSchedulers = otherSchedulers(l.in.OtherSchedulers)
 	st.Nodes = l.nodeStatuses(groups)
 	st.Consolidation = l.consolidationStatus()
 	st.Cluster.ScaleDown = status.ScaleDown{Skipped: l.downSkipped, SkippedMessage: l.downSkippedMessage,
@@ -192,4 +196,18 @@ func (l *loop) classifyNodes(s *snapshot.Snapshot) {
 
 func sortNodes(ns []status.Node) {
 	slices.SortFunc(ns, func(a, b status.Node) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// otherSchedulers says why each scheduler's pods were left alone.
+func otherSchedulers(in []pending.SchedulerPods) []status.SchedulerPods {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]status.SchedulerPods, len(in))
+	for i, o := range in {
+		out[i] = status.SchedulerPods{Scheduler: o.Scheduler, Pods: o.Pods, Reason: status.ReasonSchedulerNotBypassed,
+			Message: fmt.Sprintf("%d pod(s) of scheduler %q left alone: it is neither %s nor in --bypassed-scheduler-names, "+
+				"so the autoscaler cannot tell where it would place them", o.Pods, o.Scheduler, v1.DefaultSchedulerName)}
+	}
+	return out
 }

@@ -89,6 +89,7 @@ func (f *Flags) define() {
 	f.appendVar(&up.BalancingIgnoreLabels, "balancing-ignore-label", "A label that may differ between similar node groups. Can be used multiple times.")
 	f.int32Var(&o.ExpendablePodsPriorityCutoff, "expendable-pods-priority-cutoff", "Pods with priority below this never trigger scale-up nor block scale-down.")
 	fs.DurationVar(&up.NewPodScaleUpDelay, "new-pod-scale-up-delay", up.NewPodScaleUpDelay, "Pods younger than this are not considered for scale-up.")
+	fs.StringSliceVar(&o.Pending.BypassedSchedulers, "bypassed-scheduler-names", o.Pending.BypassedSchedulers, "Schedulers, comma-separated, whose pods count as pending as soon as they wait for a node, without waiting for the Unschedulable mark. Pods of schedulers neither listed nor default-scheduler are left alone (the status counts them).")
 	fs.IntVar(&o.OkTotalUnreadyCount, "ok-total-unready-count", o.OkTotalUnreadyCount, "Number of unready nodes allowed whatever --max-total-unready-percentage says.")
 	fs.Float64Var(&o.MaxTotalUnreadyPercentage, "max-total-unready-percentage", o.MaxTotalUnreadyPercentage, "Percentage of unready nodes above which (and above --ok-total-unready-count) the autoscaler stops scaling until they recover.")
 

@@ -109,3 +109,30 @@ func TestProfile(t *testing.T) {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
+
+// --bypassed-scheduler-names takes a comma-separated list, as upstream's,
+// and repeats add to it.
+func TestBypassedSchedulerNames(t *testing.T) {
+	s, err := autoscalerflags.ParseSettings("bypassed-scheduler-names=kai-scheduler,volcano,bypassed-scheduler-names=yunikorn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := autoscalerflags.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.Autoscaler.Pending.BypassedSchedulers, []string{"kai-scheduler", "volcano", "yunikorn"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("bypassed = %q, want %q", got, want)
+	}
+	f := autoscalerflags.New()
+	if err := f.FlagSet().Parse([]string{"--bypassed-scheduler-names=kai-scheduler,,volcano"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `--bypassed-scheduler-names: a scheduler name must not be empty, got ["kai-scheduler" "" "volcano"]`
+	if err := f.Validate(); err == nil || err.Error() != want {
+		t.Errorf("empty name: %v, want %q", err, want)
+	}
+	if def, err := autoscalerflags.Parse(); err != nil || len(def.Autoscaler.Pending.BypassedSchedulers) != 0 {
+		t.Errorf("default bypasses %q (%v), want none", def.Autoscaler.Pending.BypassedSchedulers, err)
+	}
+}

@@ -58,6 +58,9 @@ func (f *Flags) Validate() error {
 		}
 	}
 	v.notNegative("new-pod-scale-up-delay", up.NewPodScaleUpDelay)
+	if err := o.Pending.Validate(); err != nil {
+		v.errs = append(v.errs, err)
+	}
 	v.notNegativeInt("ok-total-unready-count", o.OkTotalUnreadyCount)
 	if p := o.MaxTotalUnreadyPercentage; !(p >= 0 && p <= 100) {
 		v.add("max-total-unready-percentage", "must be from 0 to 100, got %s", strconv.FormatFloat(p, 'g', -1, 64))

@@ -102,7 +102,7 @@ func benchController(b *testing.B, group snapshot.NodeGroup, o Options, objs []r
 	return c, rec, func() { cancel(); c.factory.Shutdown() }
 }
 
-func pending(p *v1.Pod) *v1.Pod {
+func markedUnschedulable(p *v1.Pod) *v1.Pod {
 	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
 	return p
 }
@@ -120,7 +120,7 @@ func BenchmarkLoopScaleUp50kPods(b *testing.B) {
 	g := builder.NodeGroup("ng").Max(2000).Template(builder.Node("t").CPU("50").Memory("50Gi").Pods(110).Build()).Build()
 	objs := make([]runtime.Object, 0, 50000)
 	for i := 0; i < 50000; i++ {
-		objs = append(objs, pending(builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Build()))
+		objs = append(objs, markedUnschedulable(builder.Pod(fmt.Sprintf("p-%05d", i)).CPU("1").Memory("1Gi").Build()))
 	}
 	o := DefaultOptions()
 	o.Autoscaler.ScaleUp.Expander = "least-waste"

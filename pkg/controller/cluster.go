@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -81,23 +82,15 @@ func newListers(f informers.SharedInformerFactory, withDRA bool) *listers {
 
 // view is one loop's picture of the cluster.
 type view struct {
-	snap       *snapshot.Snapshot
-	pending    []*v1.Pod
-	daemonSets []*appsv1.DaemonSet
-	pdbs       []*policyv1.PodDisruptionBudget
-	replicas   drain.Replicas
+	snap    *snapshot.Snapshot
+	pending []*v1.Pod
+	// otherSchedulers count the waiting pods left alone (pending.Select).
+	otherSchedulers []pending.SchedulerPods
+	daemonSets      []*appsv1.DaemonSet
+	pdbs            []*policyv1.PodDisruptionBudget
+	replicas        drain.Replicas
 	// unmanaged counts nodes that belong to no group.
 	unmanaged int
-}
-
-// unschedulable: the scheduler tried the pod and found no node.
-func unschedulable(p *v1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodScheduled {
-			return c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable
-		}
-	}
-	return false
 }
 
 // replicaCounts reads spec.replicas of every ReplicaSet and

@@ -29,6 +29,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -164,7 +165,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
 		outcomes: actuation.NewQueue(),
-		mirror:   newMirror(),
+		mirror:   newMirror(opts.Autoscaler.Pending),
 		live:     &liveness{limits: opts.Liveness, clock: opts.Clock},
 	}
 	withDRA, err := servesDRA(client.Discovery())
@@ -215,9 +216,10 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	return c, nil
 }
 
-// maybeTrigger asks for an immediate loop when a pod is unschedulable.
+// maybeTrigger asks for an immediate loop when a pod becomes pending:
+// marked unschedulable, or waiting for a node with a bypassed scheduler.
 func (c *Controller) maybeTrigger(obj any) {
-	if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName == "" && unschedulable(p) {
+	if p, ok := obj.(*v1.Pod); ok && pending.Classify(p, c.opts.Autoscaler.Pending).Pending() {
 		c.poke()
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/gpuscale/gpuscale/pkg/builder"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -32,21 +30,6 @@ func TestEventLimiterRepeatsOnlyAfterQuietOrChange(t *testing.T) {
 	}
 }
 
-func TestUnschedulable(t *testing.T) {
-	pod := builder.Pod("p").Build()
-	if unschedulable(pod) {
-		t.Error("a pod the scheduler has not tried is not unschedulable")
-	}
-	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
-	if !unschedulable(pod) {
-		t.Error("PodScheduled=False/Unschedulable not seen")
-	}
-	pod.Status.Conditions[0].Reason = "SchedulingGated"
-	if unschedulable(pod) {
-		t.Error("a gated pod is not unschedulable")
-	}
-}
-
 func TestPriorityConfigMapKeys(t *testing.T) {
 	for _, key := range []string{"priorities", "priority"} {
 		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-priority-expander"},
@@ -61,5 +44,32 @@ func TestPriorityConfigMapKeys(t *testing.T) {
 	}
 	if _, err := PriorityConfigMap(&v1.ConfigMap{}); err == nil || !strings.Contains(err.Error(), `"priorities"`) {
 		t.Errorf("empty ConfigMap: err = %v, want one naming the key", err)
+	}
+}
+
+// A pod that becomes pending starts a loop at once: marked unschedulable,
+// or new with a bypassed scheduler; another scheduler's pod does not.
+func TestPendingPodsTriggerALoop(t *testing.T) {
+	for _, tc := range []struct {
+		name, scheduler string
+		marked, want    bool
+	}{
+		{"default scheduler, marked", "", true, true},
+		{"default scheduler, not tried yet", "", false, false},
+		{"bypassed scheduler, not tried yet", "kai-scheduler", false, true},
+		{"other scheduler, marked", "volcano", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{trigger: make(chan struct{}, 1)}
+			c.opts.Autoscaler.Pending.BypassedSchedulers = []string{"kai-scheduler"}
+			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{SchedulerName: tc.scheduler}}
+			if tc.marked {
+				p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+			}
+			c.maybeTrigger(p)
+			if got := len(c.trigger) == 1; got != tc.want {
+				t.Errorf("loop triggered %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

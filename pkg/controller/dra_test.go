@@ -14,6 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -52,7 +53,7 @@ func TestMirrorKeepsDRAObjects(t *testing.T) {
 	claims, sls := r.ResourceClaims().Informer().GetIndexer(), r.ResourceSlices().Informer().GetIndexer()
 	nodes, pods := f.Core().V1().Nodes().Informer().GetIndexer(), f.Core().V1().Pods().Informer().GetIndexer()
 	cp := &groupsProvider{groups: []string{"a"}}
-	m := newMirror()
+	m := newMirror(pending.Options{})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -64,7 +65,7 @@ func TestMirrorKeepsDRAObjects(t *testing.T) {
 		if _, err := m.sync(l, cp); err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := newMirror().sync(l, cp)
+		fresh, err := newMirror(pending.Options{}).sync(l, cp)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,8 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if len(c.opts.Sharding.Peers) > 0 {
 		pending = c.dropClaimed(pending, c.readPeerClaims(ctx, start))
 	}
-	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: pending, DaemonSets: v.daemonSets, PDBs: v.pdbs,
+	in := autoscaler.Input{Now: start, Snapshot: v.snap, Pending: pending, OtherSchedulers: v.otherSchedulers,
+		DaemonSets: v.daemonSets, PDBs: v.pdbs,
 		Replicas: v.replicas, Outcomes: c.outcomes.Take(), Priorities: c.priorities}
 	if c.requests != nil {
 		var errs []error

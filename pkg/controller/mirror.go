@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -22,11 +23,13 @@ import (
 // object is the same pointer; rebuilding 80,000 pods every loop would cost
 // more than the whole decision.
 type mirror struct {
-	snap  *snapshot.Snapshot
-	nodes map[string]mirroredNode
-	pods  map[podKey]mirroredPod
-	dra   draKeys
-	loop  uint64 // counts syncs; a pod not seen in the latest is gone
+	// pending picks the pending pods among those waiting for a node.
+	pending pending.Options
+	snap    *snapshot.Snapshot
+	nodes   map[string]mirroredNode
+	pods    map[podKey]mirroredPod
+	dra     draKeys
+	loop    uint64 // counts syncs; a pod not seen in the latest is gone
 }
 
 type podKey struct{ namespace, name string }
@@ -42,8 +45,8 @@ type mirroredNode struct {
 	group string
 }
 
-func newMirror() *mirror {
-	return &mirror{snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[podKey]mirroredPod{}}
+func newMirror(o pending.Options) *mirror {
+	return &mirror{pending: o, snap: snapshot.New(), nodes: map[string]mirroredNode{}, pods: map[podKey]mirroredPod{}}
 }
 
 // sync brings the snapshot to the caches and the provider's groups and
@@ -153,13 +156,12 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 		m.snap.ReservePods(len(pods))
 	}
 	var added []*v1.Pod
+	waiting := pending.NewCounter(m.pending)
 	for _, p := range pods {
 		bound := p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed &&
 			m.snap.Node(p.Spec.NodeName) != nil
 		if !bound {
-			if p.Spec.NodeName == "" && unschedulable(p) {
-				v.pending = append(v.pending, p)
-			}
+			waiting.Add(p)
 			continue
 		}
 		k := podKey{p.Namespace, p.Name}
@@ -187,6 +189,8 @@ func (m *mirror) syncPods(l *listers, v *view) error {
 			m.pods[podKey{pi.Pod.Namespace, pi.Pod.Name}] = mirroredPod{obj: pi.Pod, loop: m.loop}
 		}
 	}
+	sel := waiting.Selection()
+	v.pending, v.otherSchedulers = sel.Pods, sel.OtherSchedulers
 	slices.SortFunc(v.pending, func(a, b *v1.Pod) int {
 		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c

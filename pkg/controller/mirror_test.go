@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -24,13 +25,13 @@ func TestMirrorMatchesAFreshSnapshot(t *testing.T) {
 	nodes := f.Core().V1().Nodes().Informer().GetIndexer()
 	pods := f.Core().V1().Pods().Informer().GetIndexer()
 	cp := &groupsProvider{groups: []string{"a", "b"}}
-	m := newMirror()
+	m := newMirror(pending.Options{})
 	check := func(step string) {
 		t.Helper()
 		if _, err := m.sync(l, cp); err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := newMirror().sync(l, cp)
+		fresh, err := newMirror(pending.Options{}).sync(l, cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,5 +108,47 @@ func TestSortByNodeOrdersPodsByNodeNamespaceName(t *testing.T) {
 	}
 	if !slices.IsSorted(got) || len(got) != 12 {
 		t.Errorf("order %v, want sorted by node, namespace and name", got)
+	}
+}
+
+// The loop's pending pods: kube-scheduler's once marked, a bypassed
+// scheduler's as soon as they wait; other schedulers' pods are left alone
+// and counted per scheduler, marked or not.
+func TestMirrorPicksPendingPodsByScheduler(t *testing.T) {
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	l := newListers(f, false)
+	pods := f.Core().V1().Pods().Informer().GetIndexer()
+	marked := []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable}}
+	for _, p := range []struct {
+		name, scheduler string
+		marked          bool
+	}{
+		{"default-marked", "", true}, {"default-new", "", false},
+		{"kai-new", "kai-scheduler", false}, {"kai-marked", "kai-scheduler", true},
+		{"volcano-marked", "volcano", true}, {"volcano-new", "volcano", false}, {"yunikorn-new", "yunikorn", false},
+	} {
+		pod := builder.Pod(p.name).CPU("1").Build()
+		pod.Spec.SchedulerName = p.scheduler
+		if p.marked {
+			pod.Status.Conditions = marked
+		}
+		if err := pods.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := newMirror(pending.Options{BypassedSchedulers: []string{"kai-scheduler"}}).sync(l, &groupsProvider{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range v.pending {
+		names = append(names, p.Name)
+	}
+	if want := []string{"default-marked", "kai-marked", "kai-new"}; !slices.Equal(names, want) {
+		t.Errorf("pending %v, want %v", names, want)
+	}
+	want := []pending.SchedulerPods{{Scheduler: "volcano", Pods: 2}, {Scheduler: "yunikorn", Pods: 1}}
+	if !slices.Equal(v.otherSchedulers, want) {
+		t.Errorf("left alone %+v, want %+v", v.otherSchedulers, want)
 	}
 }

@@ -32,6 +32,9 @@ type ClusterAnswer struct {
 	// groups of equivalent pods (explain pod says why for each).
 	PendingPods   int `json:"pendingPods"`
 	PendingGroups int `json:"pendingGroups"`
+	// OtherSchedulers count the waiting pods left alone because another
+	// scheduler places them, per scheduler.
+	OtherSchedulers []status.SchedulerPods `json:"otherSchedulers,omitempty"`
 	// KeptByReason counts the nodes kept, by reason.
 	KeptByReason map[string]int `json:"keptByReason,omitempty"`
 	// Consolidation is set while consolidation is on.
@@ -112,6 +115,7 @@ func (e *Explainer) Cluster(ctx context.Context) (Report, error) {
 		a.PendingPods += p.Count
 		a.PendingGroups++
 	}
+	a.OtherSchedulers = st.OtherSchedulers
 	if st.Omitted != nil {
 		a.PendingPods += st.Omitted.PendingPods
 		a.PendingGroups += st.Omitted.PendingGroups
@@ -198,6 +202,9 @@ func (e *Explainer) clusterText(r *Report, a *ClusterAnswer) {
 	}
 	if a.PendingPods > 0 {
 		r.add("pending pods no scale-up helps: %d in %d group(s) of equivalent pods (explain pod NAME says why, per node group)", a.PendingPods, a.PendingGroups)
+	}
+	for _, o := range a.OtherSchedulers {
+		r.add("%s", o.Message)
 	}
 	if len(a.KeptByReason) > 0 {
 		r.add("nodes kept, by reason: %s", reasonCounts(a.KeptByReason))

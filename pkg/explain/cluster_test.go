@@ -51,6 +51,8 @@ func loop() status.Status {
 				Pod: &status.Ref{Namespace: "ml", Name: "t-9"}, DrainRule: "LocalStorageRequested"},
 		},
 		Consolidation: &status.Consolidation{Waiting: []status.Waiting{{Kind: "Delete", Nodes: []string{"cpu-1"}, Until: at.Add(3 * time.Minute)}}},
+		OtherSchedulers: []status.SchedulerPods{{Scheduler: "volcano", Pods: 4, Reason: status.ReasonSchedulerNotBypassed,
+			Message: `4 pod(s) of scheduler "volcano" left alone: it is neither default-scheduler nor in --bypassed-scheduler-names`}},
 	}
 }
 
@@ -66,12 +68,13 @@ func TestCluster(t *testing.T) {
 		"node group gpu: scale-ups backed off until 2026-03-01T10:03:55Z (in 3m55s): 1 node(s) not created: ZONE_RESOURCE_POOL_EXHAUSTED (OutOfResources)",
 		"this loop scaled up node group cpu from 2 to 3",
 		"pending pods no scale-up helps: 3 in 1 group(s)",
+		`4 pod(s) of scheduler "volcano" left alone: it is neither default-scheduler nor in --bypassed-scheduler-names`,
 		"nodes kept, by reason: BlockedByPod 1",
 		"consolidation: delete cpu-1 waits until 2026-03-01T10:02:55Z")
 	a := r.Cluster
 	if a == nil || !a.Health.SafeToAutoscale || !a.ScaleDown.InCooldown || len(a.Backoffs) != 1 || a.Backoffs[0].Group != "gpu" ||
 		a.Backoffs[0].ErrorCode != "OutOfResources" || a.PendingPods != 3 || a.Nodes.Registered.Unready.ResourceUnready != 1 ||
-		a.Consolidation == nil || len(a.GroupsScalingUp) != 1 {
+		a.Consolidation == nil || len(a.GroupsScalingUp) != 1 || len(a.OtherSchedulers) != 1 || a.OtherSchedulers[0].Pods != 4 {
 		t.Errorf("structured answer %+v", a)
 	}
 }

@@ -58,6 +58,11 @@ func unschedulable(p *v1.Pod) *v1.Pod {
 	return p
 }
 
+func withScheduler(p *v1.Pod, name string) *v1.Pod {
+	p.Spec.SchedulerName = name
+	return p
+}
+
 // event builds an event as the autoscaler's recorder writes it: events on
 // cluster-scoped objects live in "default".
 func event(kind, ns, name, reason, msg string, at time.Time, annotations map[string]string) *v1.Event {
@@ -146,6 +151,16 @@ func TestPod(t *testing.T) {
 		{name: "a scheduled pod needs nothing", target: pod("default", "web"), outcome: PodScheduled,
 			objs: []runtime.Object{builder.Pod("web").Namespace("default").OnNode("n1").Build()},
 			want: []string{"is scheduled on node n1"}},
+		{name: "a pod of a scheduler not bypassed is left alone, and says how to change that", target: pod("default", "gang-0"), outcome: PodOtherScheduler,
+			objs: []runtime.Object{withScheduler(unschedulable(builder.Pod("gang-0").Namespace("default").Build()), "volcano"),
+				statusMap(t, status.Document{BypassedSchedulers: []string{"kai-scheduler"}, OtherSchedulers: []status.SchedulerPods{
+					{Scheduler: "volcano", Pods: 4, Reason: status.ReasonSchedulerNotBypassed}}})},
+			want: []string{`is placed by scheduler "volcano", which is neither default-scheduler nor in --bypassed-scheduler-names`,
+				"the last loop left 4 waiting pod(s) of volcano alone", "add volcano to --bypassed-scheduler-names"}},
+		{name: "a bypassed scheduler's pod is not waiting for kube-scheduler's mark", target: pod("default", "kai-0"), outcome: PodNotConsidered,
+			objs: []runtime.Object{withScheduler(builder.Pod("kai-0").Namespace("default").Build(), "kai-scheduler"),
+				statusMap(t, status.Document{BypassedSchedulers: []string{"kai-scheduler"}})},
+			want: []string{"has not been considered by the autoscaler yet"}},
 		{name: "a pod the scheduler has not judged", target: pod("default", "new"), outcome: PodNotUnschedulable,
 			objs: []runtime.Object{builder.Pod("new").Namespace("default").Build(), statusMap(t, status.Document{})},
 			want: []string{"not marked unschedulable by kube-scheduler yet"}},

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -29,6 +30,9 @@ const (
 	PodNotTriggeredEarlier = "NotTriggeredEarlier"
 	// PodNotConsidered: nothing says the autoscaler looked at it yet.
 	PodNotConsidered = "NotConsidered"
+	// PodOtherScheduler: its scheduler is neither default-scheduler nor in
+	// --bypassed-scheduler-names; the autoscaler leaves it alone.
+	PodOtherScheduler = "OtherScheduler"
 )
 
 // PodAnswer is why a pod did or did not trigger a scale-up.
@@ -36,9 +40,13 @@ type PodAnswer struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Outcome is one of the Pod* codes.
-	Outcome          string `json:"outcome"`
-	Node             string `json:"node,omitempty"`
-	SchedulerMessage string `json:"schedulerMessage,omitempty"`
+	Outcome string `json:"outcome"`
+	// Scheduler is the pod's scheduler when it is not default-scheduler;
+	// LeftAlone says why the autoscaler leaves its pods alone, when it does.
+	Scheduler        string                `json:"scheduler,omitempty"`
+	LeftAlone        *status.SchedulerPods `json:"leftAlone,omitempty"`
+	Node             string                `json:"node,omitempty"`
+	SchedulerMessage string                `json:"schedulerMessage,omitempty"`
 	// Reasons are why each node group cannot help the pod (the status's
 	// pendingPods entry listing it); OtherPods are some of the equivalent
 	// pods the same holds for, EquivalentPods counts them all.
@@ -118,7 +126,18 @@ func (e *Explainer) pendingPod(ctx context.Context, pod *v1.Pod, key string, a *
 		}
 		return nil
 	}
-	switch {
+	if name := pending.SchedulerOf(pod); name != v1.DefaultSchedulerName {
+		a.Scheduler = name
+	}
+	switch left, isLeft := st.OtherScheduler(a.Scheduler); {
+	case a.Scheduler != "" && !st.Bypassed(a.Scheduler):
+		// Left alone whether or not the last loop met it: the status lists
+		// only schedulers that had waiting pods then.
+		a.Outcome = PodOtherScheduler
+		if !isLeft {
+			left = status.SchedulerPods{Scheduler: a.Scheduler, Reason: status.ReasonSchedulerNotBypassed}
+		}
+		a.LeftAlone = &left
 	case a.Event != nil && a.Event.Reason == status.EventTriggeredScaleUp:
 		a.Outcome = PodTriggered
 		for _, g := range st.NodeGroups {
@@ -131,7 +150,7 @@ func (e *Explainer) pendingPod(ctx context.Context, pod *v1.Pod, key string, a *
 			}
 			a.GroupsScalingUp = append(a.GroupsScalingUp, gs)
 		}
-	case a.SchedulerMessage == "":
+	case a.SchedulerMessage == "" && a.Scheduler == "":
 		a.Outcome = PodNotUnschedulable
 	case a.Event != nil:
 		a.Outcome = PodNotTriggeredEarlier
@@ -176,6 +195,13 @@ func (e *Explainer) podText(r *Report, a *PodAnswer) {
 		r.add("%s (%s)", a.Event.Message, e.ago(a.Event.Time))
 	case PodNotConsidered:
 		r.Verdict = "has not been considered by the autoscaler yet"
+	case PodOtherScheduler:
+		r.Verdict = fmt.Sprintf("is placed by scheduler %q, which is neither %s nor in --bypassed-scheduler-names; "+
+			"the autoscaler leaves it alone", a.Scheduler, v1.DefaultSchedulerName)
+		if a.LeftAlone.Pods > 0 {
+			r.add("the last loop left %d waiting pod(s) of %s alone", a.LeftAlone.Pods, a.Scheduler)
+		}
+		r.add("to have it considered as soon as it waits for a node, add %s to --bypassed-scheduler-names", a.Scheduler)
 	}
 	if a.SchedulerMessage != "" {
 		r.add("kube-scheduler: %s", a.SchedulerMessage)

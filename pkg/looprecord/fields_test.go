@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/looprecord"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -47,6 +48,7 @@ func TestRecordHoldsEveryInputField(t *testing.T) {
 		Now:                  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Snapshot:             snap,
 		Pending:              []*v1.Pod{builder.Pod("p").CPU("1").Build()},
+		OtherSchedulers:      []pending.SchedulerPods{{Scheduler: "volcano", Pods: 2}},
 		DaemonSets:           []*appsv1.DaemonSet{{}},
 		PDBs:                 []*policyv1.PodDisruptionBudget{{}},
 		Outcomes:             []autoscaler.Outcome{autoscaler.RemovalDone{Node: "n0", Group: "pool"}},

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -37,12 +38,14 @@ type Record struct {
 
 // Input is autoscaler.Input as data.
 type Input struct {
-	Now        time.Time                       `json:"now"`
-	Snapshot   snapshot.Objects                `json:"snapshot"`
-	Pending    []*v1.Pod                       `json:"pending,omitempty"`
-	DaemonSets []*appsv1.DaemonSet             `json:"daemonSets,omitempty"`
-	PDBs       []*policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
-	Outcomes   []Tagged                        `json:"outcomes,omitempty"`
+	Now      time.Time        `json:"now"`
+	Snapshot snapshot.Objects `json:"snapshot"`
+	Pending  []*v1.Pod        `json:"pending,omitempty"`
+	// OtherSchedulers count the waiting pods the shell left alone.
+	OtherSchedulers []pending.SchedulerPods         `json:"otherSchedulers,omitempty"`
+	DaemonSets      []*appsv1.DaemonSet             `json:"daemonSets,omitempty"`
+	PDBs            []*policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
+	Outcomes        []Tagged                        `json:"outcomes,omitempty"`
 	// ProvisioningRequests with their PodTemplates.
 	ProvisioningRequests []provisioningrequest.Request `json:"provisioningRequests,omitempty"`
 	Replicas             drain.Replicas                `json:"replicas,omitempty"`
@@ -105,8 +108,9 @@ func (r *Recorder) Flush() error {
 // FromLoop turns one loop into a Record.
 func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
-		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
-			ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas, Priorities: in.Priorities},
+		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
+			DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
+			Priorities: in.Priorities},
 		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
@@ -155,8 +159,9 @@ func (in Input) ToInput() (autoscaler.Input, error) {
 	if err != nil {
 		return autoscaler.Input{}, fmt.Errorf("snapshot: %w", err)
 	}
-	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, DaemonSets: in.DaemonSets, PDBs: in.PDBs,
-		ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas, Priorities: in.Priorities}
+	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
+		DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
+		Priorities: in.Priorities}
 	for _, t := range in.Outcomes {
 		o, err := untagOutcome(t)
 		if err != nil {

@@ -88,3 +88,50 @@ func TestReplayFindsADifference(t *testing.T) {
 		t.Fatal("a record without its scale-up result replayed the same")
 	}
 }
+
+// The pods left alone for another scheduler are part of a loop's input:
+// recorded, they replay to the same status.
+func TestReplayKeepsPodsOfOtherSchedulers(t *testing.T) {
+	s, err := scenario.Parse([]byte(`
+name: other-scheduler
+duration: 10m
+nodeGroups:
+- name: cpu
+  maxSize: 5
+  capacity: {cpu: "4", memory: 16Gi}
+workloads:
+- name: batch
+  pod: {requests: {cpu: "2"}, schedulerName: volcano}
+  jobs: [{at: 0s, count: 3, duration: 1h}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rec := looprecord.NewRecorder(&buf)
+	o.Recorder, o.EveryLoop = rec, true
+	if _, err := engine.Run(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	records, err := looprecord.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) == 0 || len(records[0].Input.OtherSchedulers) != 1 || records[0].Input.OtherSchedulers[0].Pods != 3 {
+		t.Fatalf("records %d, first input's other schedulers %+v, want volcano: 3", len(records), records[0].Input.OtherSchedulers)
+	}
+	diffs, err := looprecord.Replay(o.Autoscaler, records, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) > 0 {
+		t.Fatalf("%d differences, first: %s", len(diffs), diffs[0])
+	}
+}

@@ -34,16 +34,27 @@ const maxMemoryDifference = 0.015
 // balance spreads the chosen option's nodes over groups similar to it that
 // could take the same pods, smallest group first, each within its max size.
 // Without --balance-similar-node-groups it is the chosen option alone.
-func (r *run) balance(chosen expander.Option, options []expander.Option) []ScaleUp {
+// keys are the topology keys the pods require pod affinity on: only groups
+// in the chosen group's domain of each share the nodes (zonal.go).
+func (r *run) balance(chosen expander.Option, options []expander.Option, keys []string) []ScaleUp {
 	why := "chosen by --expander=" + r.opts.Expander
 	if !r.opts.BalanceSimilarNodeGroups {
 		return []ScaleUp{scaleUpOf(chosen.Group, chosen.NodeCount, chosen.PodCount, why)}
 	}
 	groups := []*snapshot.NodeGroup{chosen.Group}
+	apart := 0
 	for _, o := range options {
-		if o.Group.ID != chosen.Group.ID && o.PodCount == chosen.PodCount && r.similar(chosen.Group, o.Group) {
-			groups = append(groups, o.Group)
+		if o.Group.ID == chosen.Group.ID || o.PodCount != chosen.PodCount || !r.similar(chosen.Group, o.Group) {
+			continue
 		}
+		if !sameDomains(chosen.Group, o.Group, keys) {
+			apart++
+			continue
+		}
+		groups = append(groups, o.Group)
+	}
+	if apart > 0 {
+		why += "; " + keptInDomain(chosen.Group, keys, apart)
 	}
 	if len(groups) == 1 {
 		return []ScaleUp{scaleUpOf(chosen.Group, chosen.NodeCount, chosen.PodCount, why)}

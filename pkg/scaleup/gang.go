@@ -234,11 +234,7 @@ func (r *run) gangScaleUp(g Gang, left []*Class) ([]ScaleUp, []GroupReason, erro
 		sortReasons(reasons)
 		return nil, reasons, nil
 	}
-	ups := r.balance(chosen, options)
-	if needsOneZone(g.Pods) {
-		ups = []ScaleUp{scaleUpOf(chosen.Group, chosen.NodeCount, chosen.PodCount,
-			"chosen by --expander="+r.opts.Expander+"; one group, as the pods must share a zone")}
-	}
+	ups := r.balance(chosen, options, affinityKeys(g.Pods))
 	for i := range ups {
 		ups[i].Gangs = []string{g.Key}
 	}
@@ -285,25 +281,6 @@ func (r *run) addGangNodes(key string, ups []ScaleUp, left []*Class) error {
 		}
 	}
 	return nil
-}
-
-// needsOneZone: a pod requires pod affinity across a zone or region, so
-// the gang's new nodes must not be spread over similar groups of other
-// zones (the co-scheduled zonal pods of the EKS guide).
-func needsOneZone(pods []*v1.Pod) bool {
-	for _, p := range pods {
-		a := p.Spec.Affinity
-		if a == nil || a.PodAffinity == nil {
-			continue
-		}
-		for _, t := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			switch t.TopologyKey {
-			case v1.LabelTopologyZone, v1.LabelFailureDomainBetaZone, v1.LabelTopologyRegion, v1.LabelFailureDomainBetaRegion:
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // mergeGangScaleUps adds the gangs' scale-ups to the plan's, one per

@@ -232,7 +232,7 @@ func (r *run) scaleUp(classes []*Class) error {
 			}
 		}
 	}
-	r.plan.ScaleUps = r.balance(chosen, options)
+	r.plan.ScaleUps = r.balance(chosen, options, affinityKeys(placedReps(classes, placed)))
 	r.plan.Options = verdicts
 	for i, c := range classes {
 		n := placed[i]

@@ -41,6 +41,11 @@ type Document struct {
 	// last loop, those waiting for their stable time, replacements in
 	// flight.
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
+	// BypassedSchedulers are --bypassed-scheduler-names; OtherSchedulers
+	// count the waiting pods left alone because another scheduler places
+	// them, with why.
+	BypassedSchedulers []string        `json:"bypassedSchedulers,omitempty"`
+	OtherSchedulers    []SchedulerPods `json:"otherSchedulers,omitempty"`
 	// Omitted says what was cut to keep the document under its size.
 	Omitted *Omitted `json:"omitted,omitempty"`
 }
@@ -168,6 +173,26 @@ func (d *Document) Marshal() (string, error) {
 
 // DocTime parses Document.Time.
 func (d *Document) DocTime() (time.Time, error) { return time.Parse(time.RFC3339, d.Time) }
+
+// OtherScheduler returns the entry of pods left alone for scheduler name.
+func (d *Document) OtherScheduler(name string) (SchedulerPods, bool) {
+	for _, o := range d.OtherSchedulers {
+		if o.Scheduler == name {
+			return o, true
+		}
+	}
+	return SchedulerPods{}, false
+}
+
+// Bypassed reports whether scheduler name is in --bypassed-scheduler-names.
+func (d *Document) Bypassed(name string) bool {
+	for _, s := range d.BypassedSchedulers {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
 
 // FindPending returns the pending entry listing pod (NAMESPACE/NAME).
 func (d *Document) FindPending(pod string) (PendingEntry, bool) {

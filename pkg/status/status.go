@@ -40,6 +40,26 @@ type Status struct {
 	// --max-node-startup-time for their accelerators and no longer count
 	// as upcoming.
 	DevicesOverdue []string `json:"devicesOverdue,omitempty"`
+	// BypassedSchedulers are --bypassed-scheduler-names: their pods count
+	// as pending without kube-scheduler's Unschedulable mark.
+	BypassedSchedulers []string `json:"bypassedSchedulers,omitempty"`
+	// OtherSchedulers count the pods waiting for a node that the loop left
+	// alone because another scheduler places them, sorted by scheduler.
+	OtherSchedulers []SchedulerPods `json:"otherSchedulers,omitempty"`
+}
+
+// ReasonSchedulerNotBypassed: the pods' scheduler is neither
+// default-scheduler nor in --bypassed-scheduler-names.
+const ReasonSchedulerNotBypassed = "SchedulerNotBypassed"
+
+// SchedulerPods are one scheduler's pods the loop left alone.
+type SchedulerPods struct {
+	Scheduler string `json:"scheduler"`
+	Pods      int    `json:"pods"`
+	// Reason is a stable code; Message says it for people, with the flag
+	// to change.
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 // Cluster is the cluster-wide part.

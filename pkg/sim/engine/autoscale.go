@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/pending"
 )
 
 // loop runs the node autoscaler once, as the live shell does: the core
@@ -18,12 +19,16 @@ import (
 func (e *Engine) loop() error {
 	e.lastLoop = e.now
 	e.rec.loops++
-	pending := make([]*v1.Pod, len(e.pending))
+	tried := make([]*v1.Pod, len(e.pending))
 	for i, p := range e.pending {
-		pending[i] = p.pi.Pod
+		tried[i] = p.pi.Pod
 	}
-	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: pending, DaemonSets: e.daemonSets,
-		PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
+	// The simulated scheduler tried every queued pod: they are all marked
+	// unschedulable; pods of schedulers the autoscaler does not act for
+	// are left alone, as live.
+	sel := pending.SelectTried(tried, e.opts.Autoscaler.Pending)
+	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: sel.Pods, OtherSchedulers: sel.OtherSchedulers,
+		DaemonSets: e.daemonSets, PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
 	e.outcomes = nil
 	plan, err := e.auto.Step(in)
 	if err != nil {

@@ -130,6 +130,11 @@ type PodTemplate struct {
 	Priority     *int32            `json:"priority,omitempty"`
 	// NodeAffinity is required node affinity, e.g. a GPU model among several.
 	NodeAffinity *v1.NodeSelector `json:"nodeAffinity,omitempty"`
+	// SchedulerName is the pods' spec.schedulerName (default-scheduler when
+	// empty). The simulated scheduler places every pod alike; the
+	// autoscaler acts only for pods of default-scheduler and of
+	// --bypassed-scheduler-names, as live.
+	SchedulerName string `json:"schedulerName,omitempty"`
 }
 
 // Deployment is a long-running set of replicas.
