@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
 
 // eventSources are the components whose events the walkthrough shows.
@@ -112,9 +112,9 @@ func (w *watcher) node(_, obj any) {
 		w.advertised[n.Name] = true
 		w.p.note("node %s advertises %s nvidia.com/gpu", n.Name, gpus.String())
 	}
-	hasTaint := slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == scaledown.TaintToBeDeleted })
+	hasTaint := slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == disruption.TaintToBeDeleted })
 	if hasTaint && !w.tainted[n.Name] {
-		w.p.note("node %s tainted %s: draining", n.Name, scaledown.TaintToBeDeleted)
+		w.p.note("node %s tainted %s: draining", n.Name, disruption.TaintToBeDeleted)
 	}
 	w.tainted[n.Name] = hasTaint
 }

@@ -3,7 +3,7 @@ package autoscaler
 import (
 	"time"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // Action is one thing a loop asks its shell to do. The shells carry
@@ -62,7 +62,7 @@ type SoftUntaint struct{ Nodes []string }
 // cloud provider. Each removal ends in exactly one RemovalDone,
 // RemovalFailed or RemovalAborted outcome.
 type RemoveNodes struct {
-	Removals []scaledown.Removal
+	Removals []disruption.Removal
 	// MaxGracefulTermination caps the grace period of each evicted pod.
 	MaxGracefulTermination time.Duration
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
@@ -127,7 +128,7 @@ func waitsForCapacity(p scaleup.PendingPods) bool {
 
 // moveEvicted places a removal's pods where the simulation expects them,
 // their claims allocated devices of the new node.
-func moveEvicted(s *snapshot.Snapshot, moves []scaledown.Move) error {
+func moveEvicted(s *snapshot.Snapshot, moves []disruption.Move) error {
 	var checker *predicates.Checker
 	for _, m := range moves {
 		ni := s.Node(m.To)
@@ -159,10 +160,10 @@ func (l *loop) removeNow(m consolidation.Move) RemoveNodes {
 	var out RemoveNodes
 	out.MaxGracefulTermination = l.downPlan.MaxGracefulTermination
 	for _, n := range m.Nodes {
-		r := scaledown.Removal{Node: n.Name, Group: n.Group, EvictOneByOne: m.EvictOneByOne, Consolidation: m.Message}
+		r := disruption.Removal{Node: n.Name, Group: n.Group, EvictOneByOne: m.EvictOneByOne, Consolidation: m.Message}
 		for _, e := range m.Evict {
 			if e.Pod.Spec.NodeName == n.Name {
-				r.Evict = append(r.Evict, scaledown.Move{Pod: e.Pod, To: e.To})
+				r.Evict = append(r.Evict, disruption.Move{Pod: e.Pod, To: e.To})
 			}
 		}
 		for _, p := range m.DaemonSetPods {
@@ -248,7 +249,7 @@ func (l *loop) drainOld(r replacement) RemoveNodes {
 		if ni == nil {
 			continue
 		}
-		rm := scaledown.Removal{Node: n.Name, Group: n.Group, Consolidation: fmt.Sprintf(
+		rm := disruption.Removal{Node: n.Name, Group: n.Group, Consolidation: fmt.Sprintf(
 			"consolidation: replaced by %d new node(s) of %s, now ready", r.count, r.group)}
 		for _, pi := range ni.Pods {
 			switch p := pi.Pod; {
@@ -256,7 +257,7 @@ func (l *loop) drainOld(r replacement) RemoveNodes {
 				rm.DaemonSetPods = append(rm.DaemonSetPods, p)
 			case drain.IsMirrorPod(p), drain.IsTerminal(p):
 			default:
-				rm.Evict = append(rm.Evict, scaledown.Move{Pod: p})
+				rm.Evict = append(rm.Evict, disruption.Move{Pod: p})
 			}
 		}
 		rm.Empty = len(rm.Evict) == 0

@@ -6,7 +6,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -30,7 +30,7 @@ func TestMoveEvictedAllocatesClaims(t *testing.T) {
 	must(s.SetResourceClaim(builder.Claim("p-gpu").Request("gpu", "gpu", 1).Allocated("a", driver, []string{"gpu0"}, pod).Build()))
 	must(s.AddPod(pod))
 
-	must(moveEvicted(s, []scaledown.Move{{Pod: pod, To: "b"}}))
+	must(moveEvicted(s, []disruption.Move{{Pod: pod, To: "b"}}))
 	if s.NodeOf(s.Pod("default", "p")).Name() != "b" {
 		t.Fatalf("the pod is not on b")
 	}

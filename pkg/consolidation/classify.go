@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -40,7 +40,7 @@ func (s *session) classifyNodes() {
 		}
 		ready := s.classify(st.ni, st.group) == clusterstate.NodeReady && !gpu.Awaiting(node)
 		gone := s.deleting[node.Name] || s.replacing[node.Name] ||
-			scaledown.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
+			disruption.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
 		// Pods go only to nodes that run them now and stay; the new nodes
 		// of a replacement in flight are kept for the pods they replace.
 		st.dest = ready && !gone && !s.launched[node.Name]
@@ -71,14 +71,14 @@ func (s *session) eligibility(st *nodeState, ready bool) (Reason, string) {
 	node := st.ni.Node
 	name := node.Name
 	switch {
-	case s.deleting[name] || scaledown.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime):
+	case s.deleting[name] || disruption.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime):
 		return ReasonBeingDeleted, "node is being removed already"
 	case s.replacing[name]:
 		return ReasonBeingReplaced, "a replacement in flight drains this node once its new nodes are Ready"
 	case s.launched[name]:
 		return ReasonReplacementNode, "node was launched to replace others and waits for their pods"
-	case node.Annotations[scaledown.AnnotationScaleDownDisabled] == "true":
-		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", scaledown.AnnotationScaleDownDisabled)
+	case node.Annotations[disruption.AnnotationScaleDownDisabled] == "true":
+		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", disruption.AnnotationScaleDownDisabled)
 	case drain.DoNotDisrupt(node.Annotations) != "":
 		return ReasonDoNotDisrupt, fmt.Sprintf("node is annotated %s=true", drain.DoNotDisrupt(node.Annotations))
 	case st.group == nil && st.ni.Group == "":

@@ -11,6 +11,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Input is everything one consolidation pass looks at.
@@ -90,12 +91,12 @@ type MoveKind string
 const (
 	// MoveDelete removes nodes whose pods fit on the remaining ones: drain
 	// and delete them now, as scale-down removes a node.
-	MoveDelete MoveKind = "Delete"
+	MoveDelete MoveKind = status.MoveDelete
 	// MoveReplace removes nodes whose pods need new capacity that costs
 	// less than they do: launch the replacement nodes, wait until every one
 	// of them is Ready with its GPUs advertised, then drain and delete the
 	// old nodes. Never drain before: the pods would have nowhere to go.
-	MoveReplace MoveKind = "Replace"
+	MoveReplace MoveKind = status.MoveReplace
 )
 
 // Move is one consolidation action.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
@@ -234,7 +234,7 @@ func TestDoNotDisrupt(t *testing.T) {
 	})
 	t.Run("scale-down-disabled", func(t *testing.T) {
 		c := halfUsed(t, nil)
-		c.snap.Node("gpu-a").Node.Annotations = map[string]string{scaledown.AnnotationScaleDownDisabled: "true"}
+		c.snap.Node("gpu-a").Node.Annotations = map[string]string{disruption.AnnotationScaleDownDisabled: "true"}
 		p := plan(t, c, immediate(), nil)
 		if k := kept(t, p, "gpu-a"); k.Reason != consolidation.ReasonScaleDownDisabled {
 			t.Errorf("gpu-a kept for %s, want %s", k.Reason, consolidation.ReasonScaleDownDisabled)

@@ -18,7 +18,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
@@ -144,7 +144,7 @@ func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) er
 func (a *liveActuator) SoftUntaint(ctx context.Context, t autoscaler.SoftUntaint) error {
 	var errs []error
 	for _, n := range t.Nodes {
-		if err := removeTaint(ctx, a.client, n, scaledown.TaintDeletionCandidate); err != nil {
+		if err := removeTaint(ctx, a.client, n, disruption.TaintDeletionCandidate); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
@@ -94,13 +94,13 @@ func recheckRules(rs drain.Rules) drain.Rules {
 
 // rulesFor returns the rules that planned rm: scale-down and
 // consolidation judge pods with the same rules (do-not-disrupt included).
-func (a *liveActuator) rulesFor(scaledown.Removal) drain.Rules {
+func (a *liveActuator) rulesFor(disruption.Removal) drain.Rules {
 	return recheckRules(drain.Default(a.drainOptions))
 }
 
 // podsOn reads a node's pods from the API server (the informer cache may
 // lag) and judges them; planned are the UIDs the plan evicts.
-func (a *liveActuator) podsOn(ctx context.Context, rm scaledown.Removal, planned map[types.UID]bool, since string) (podCheck, error) {
+func (a *liveActuator) podsOn(ctx context.Context, rm disruption.Removal, planned map[types.UID]bool, since string) (podCheck, error) {
 	list, err := a.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", rm.Node).String()})
 	if err != nil {
@@ -119,7 +119,7 @@ func (a *liveActuator) podsOn(ctx context.Context, rm scaledown.Removal, planned
 
 // recheck reads the node's pods after tainting and compares them with the
 // plan.
-func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) (podCheck, error) {
+func (a *liveActuator) recheck(ctx context.Context, rm disruption.Removal) (podCheck, error) {
 	planned := map[types.UID]bool{}
 	for _, m := range rm.Evict {
 		planned[m.Pod.UID] = true
@@ -134,7 +134,7 @@ func (a *liveActuator) recheck(ctx context.Context, rm scaledown.Removal) (podCh
 // node is deleted: a pod bound by nodeName (which ignores taints) after
 // the re-check must not go with the node unevicted, nor a pod deleted
 // since be cut short. It says why the node must stay, "" when it may go.
-func (a *liveActuator) lastLook(ctx context.Context, rm scaledown.Removal) (string, error) {
+func (a *liveActuator) lastLook(ctx context.Context, rm disruption.Removal) (string, error) {
 	c, err := a.podsOn(ctx, rm, nil, "during the drain")
 	if err != nil {
 		return "", err

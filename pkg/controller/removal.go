@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
@@ -52,7 +52,7 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 		case apierrors.IsNotFound(err):
 			a.aborted(rm, "the node is gone")
 		case err != nil:
-			a.failed(ctx, w, "tainting "+scaledown.TaintToBeDeleted, err)
+			a.failed(ctx, w, "tainting "+disruption.TaintToBeDeleted, err)
 		default:
 			tainted = append(tainted, w)
 		}
@@ -85,7 +85,7 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 // removalWork is a node being removed: the taint put on it and, once
 // re-checked, its pods.
 type removalWork struct {
-	rm scaledown.Removal
+	rm disruption.Removal
 	// taint is the ToBeDeleted taint as this instance wrote it.
 	taint v1.Taint
 	check podCheck
@@ -171,7 +171,7 @@ func (a *liveActuator) failed(lead context.Context, w *removalWork, step string,
 	a.outcomes.Add(autoscaler.RemovalFailed{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Step: step, Error: err.Error()})
 }
 
-func (a *liveActuator) aborted(rm scaledown.Removal, why string) {
+func (a *liveActuator) aborted(rm disruption.Removal, why string) {
 	a.log.Info("scale-down called off", "node", rm.Node, "why", why)
 	a.events.node(rm.Node, v1.EventTypeNormal, status.EventScaleDownAborted, why, removalAnnotations(rm, ""))
 	a.outcomes.Add(autoscaler.RemovalAborted{Node: rm.Node, Group: rm.Group, At: a.clock.Now(), Reason: why})
@@ -195,7 +195,7 @@ func (a *liveActuator) untaint(lead context.Context, w *removalWork) {
 	}
 }
 
-func removalMessage(r scaledown.Removal) string {
+func removalMessage(r disruption.Removal) string {
 	why := removalReason(r)
 	if r.Consolidation != "" {
 		why = r.Consolidation
@@ -214,7 +214,7 @@ func removalMessage(r scaledown.Removal) string {
 }
 
 // removalReason is why the node goes, as status.Removal* names it.
-func removalReason(r scaledown.Removal) string {
+func removalReason(r disruption.Removal) string {
 	if r.Consolidation != "" {
 		return status.RemovalConsolidation
 	}
@@ -222,7 +222,7 @@ func removalReason(r scaledown.Removal) string {
 }
 
 // metricsRemovalReason is upstream's reason label of scaled_down_nodes_total.
-func metricsRemovalReason(r scaledown.Removal) string {
+func metricsRemovalReason(r disruption.Removal) string {
 	switch {
 	case r.Unready:
 		return status.RemovalUnready
@@ -234,7 +234,7 @@ func metricsRemovalReason(r scaledown.Removal) string {
 
 // removalAnnotations are the removal's facts on its events; node names the
 // node on events about the status ConfigMap.
-func removalAnnotations(r scaledown.Removal, node string) map[string]string {
+func removalAnnotations(r disruption.Removal, node string) map[string]string {
 	a := map[string]string{status.AnnotationNodeGroup: r.Group, status.AnnotationRemovalReason: removalReason(r)}
 	if node != "" {
 		a[status.AnnotationNode] = node

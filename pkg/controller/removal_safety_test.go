@@ -21,7 +21,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
 
@@ -104,7 +104,7 @@ func taintOf(t *testing.T, c *fake.Clientset, node string) (v1.Taint, bool) {
 		t.Fatal(err)
 	}
 	for _, tt := range n.Spec.Taints {
-		if tt.Key == scaledown.TaintToBeDeleted {
+		if tt.Key == disruption.TaintToBeDeleted {
 			return tt, true
 		}
 	}
@@ -139,7 +139,7 @@ func TestRemovalWaitsForATerminatingPod(t *testing.T) {
 	go func() {
 		defer close(done)
 		act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: 10 * time.Minute,
-			Removals: []scaledown.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+			Removals: []disruption.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
 	}()
 	select {
 	case <-gets:
@@ -174,7 +174,7 @@ func TestRemovalWaitForATerminatingPodIsBounded(t *testing.T) {
 	go func() {
 		defer close(done)
 		act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-			Removals: []scaledown.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+			Removals: []disruption.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
 	}()
 	drive(t, clk, done, retryInterval)
 	if got := outcomeOf(t, act.outcomes); !strings.Contains(got, "failed n: draining: pod default/stuck still on node n") {
@@ -210,8 +210,8 @@ func TestRemovalCalledOffWhenAPodMayNoLongerMove(t *testing.T) {
 			cp := &groupsProvider{groups: []string{"g"}}
 			act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
 			act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-				Removals: []scaledown.Removal{{Node: "n", Group: "g", Consolidation: tc.consolidation,
-					Evict: []scaledown.Move{{Pod: asPlanned, To: "other"}}}}}, nil)
+				Removals: []disruption.Removal{{Node: "n", Group: "g", Consolidation: tc.consolidation,
+					Evict: []disruption.Move{{Pod: asPlanned, To: "other"}}}}}, nil)
 			if got := outcomeOf(t, act.outcomes); !strings.HasPrefix(got, "aborted n: ") || !strings.Contains(got, tc.want) {
 				t.Errorf("outcome %q, want aborted with %q", got, tc.want)
 			}
@@ -239,7 +239,7 @@ func TestRemovalCalledOffWhenAPodIsBoundDuringTheDrain(t *testing.T) {
 	cp := &groupsProvider{groups: []string{"g"}}
 	act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
 	act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-		Removals: []scaledown.Removal{{Node: "n", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "other"}}}}}, nil)
+		Removals: []disruption.Removal{{Node: "n", Group: "g", Evict: []disruption.Move{{Pod: planned, To: "other"}}}}}, nil)
 	if got := outcomeOf(t, act.outcomes); got != "aborted n: pod(s) default/intruder arrived during the drain" {
 		t.Errorf("outcome %q", got)
 	}
@@ -287,7 +287,7 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 					return true, nil, err
 				}
 				node := n.(*v1.Node)
-				node.Spec.Taints = []v1.Taint{{Key: scaledown.TaintToBeDeleted, Value: "new-leader", Effect: v1.TaintEffectNoSchedule}}
+				node.Spec.Taints = []v1.Taint{{Key: disruption.TaintToBeDeleted, Value: "new-leader", Effect: v1.TaintEffectNoSchedule}}
 				if err := client.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node, ""); err != nil {
 					return true, nil, err
 				}
@@ -296,7 +296,7 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 			cp := &groupsProvider{groups: []string{"g"}}
 			act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
 			act.removeBatch(lead, autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-				Removals: []scaledown.Removal{{Node: "n", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "other"}}}}}, nil)
+				Removals: []disruption.Removal{{Node: "n", Group: "g", Evict: []disruption.Move{{Pod: planned, To: "other"}}}}}, nil)
 			if got := outcomeOf(t, act.outcomes); !strings.HasPrefix(got, "failed n: draining") {
 				t.Errorf("outcome %q, want a failed drain", got)
 			}
@@ -333,7 +333,7 @@ func TestDrainIsBoundedByItsTimeout(t *testing.T) {
 	go func() {
 		defer close(done)
 		act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-			Removals: []scaledown.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+			Removals: []disruption.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
 	}()
 	drive(t, clk, done, time.Minute)
 	if got := outcomeOf(t, act.outcomes); !strings.Contains(got, "failed n: deleting the node: context canceled (timed out after") {
@@ -349,7 +349,7 @@ func TestDrainIsBoundedByItsTimeout(t *testing.T) {
 func TestRemovalTaintNamesItsOwner(t *testing.T) {
 	client := fake.NewClientset(groupNode("n", "g"))
 	act := testActuator(client, &groupsProvider{groups: []string{"g"}}, clocktesting.NewFakeClock(t0))
-	w := &removalWork{rm: scaledown.Removal{Node: "n"}, taint: toBeDeletedTaint(t0)}
+	w := &removalWork{rm: disruption.Removal{Node: "n"}, taint: toBeDeletedTaint(t0)}
 	if err := putTaint(context.Background(), client, "n", w.taint, act.owner(), true); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestRemovalTaintNamesItsOwner(t *testing.T) {
 	}
 	act.untaint(context.Background(), w)
 	n, _ = client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
-	if _, ok := n.Annotations[AnnotationTaintOwner]; ok || hasTaint(n, scaledown.TaintToBeDeleted) {
+	if _, ok := n.Annotations[AnnotationTaintOwner]; ok || hasTaint(n, disruption.TaintToBeDeleted) {
 		t.Errorf("after untaint: taints %v, annotations %v", n.Spec.Taints, n.Annotations)
 	}
 }
@@ -416,11 +416,11 @@ func TestCheckPods(t *testing.T) {
 // died) is removed under a fresh taint of this instance's, which a failed
 // removal would then take off.
 func TestRemovalClaimsAStaleTaint(t *testing.T) {
-	client := fake.NewClientset(groupNode("n", "g", v1.Taint{Key: scaledown.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}))
+	client := fake.NewClientset(groupNode("n", "g", v1.Taint{Key: disruption.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}))
 	cp := &groupsProvider{groups: []string{"g"}}
 	act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
 	act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-		Removals: []scaledown.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+		Removals: []disruption.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
 	if got := outcomeOf(t, act.outcomes); got != "done n" {
 		t.Errorf("outcome %q, want done n", got)
 	}

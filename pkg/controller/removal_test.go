@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -13,15 +13,15 @@ import (
 func TestRemovalMessageAndAnnotations(t *testing.T) {
 	pod := builder.Pod("a").Namespace("ml").Build()
 	for _, tc := range []struct {
-		rm     scaledown.Removal
+		rm     disruption.Removal
 		msg    string
 		reason string
 	}{
-		{scaledown.Removal{Node: "n1", Group: "g", Empty: true}, "removing empty node", status.RemovalEmpty},
-		{scaledown.Removal{Node: "n1", Group: "g", Unready: true}, "removing node (unready), evicting 0 pod(s): ", status.RemovalUnready},
-		{scaledown.Removal{Node: "n1", Group: "g", Evict: []scaledown.Move{{Pod: pod}}}, "removing node (underutilized), evicting 1 pod(s): ml/a",
+		{disruption.Removal{Node: "n1", Group: "g", Empty: true}, "removing empty node", status.RemovalEmpty},
+		{disruption.Removal{Node: "n1", Group: "g", Unready: true}, "removing node (unready), evicting 0 pod(s): ", status.RemovalUnready},
+		{disruption.Removal{Node: "n1", Group: "g", Evict: []disruption.Move{{Pod: pod}}}, "removing node (underutilized), evicting 1 pod(s): ml/a",
 			status.RemovalUnderutilized},
-		{scaledown.Removal{Node: "n1", Group: "g", Empty: true, Consolidation: "delete: saves $1/h"}, "removing empty node (delete: saves $1/h)",
+		{disruption.Removal{Node: "n1", Group: "g", Empty: true, Consolidation: "delete: saves $1/h"}, "removing empty node (delete: saves $1/h)",
 			status.RemovalConsolidation},
 	} {
 		if got := removalMessage(tc.rm); got != tc.msg {
@@ -32,7 +32,7 @@ func TestRemovalMessageAndAnnotations(t *testing.T) {
 			t.Errorf("removalAnnotations(%+v) = %v, want reason %s", tc.rm, a, tc.reason)
 		}
 	}
-	if _, ok := removalAnnotations(scaledown.Removal{Group: "g"}, "")[status.AnnotationNode]; ok {
+	if _, ok := removalAnnotations(disruption.Removal{Group: "g"}, "")[status.AnnotationNode]; ok {
 		t.Error("events on the node itself name no node in their annotations")
 	}
 }

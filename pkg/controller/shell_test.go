@@ -18,7 +18,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -87,8 +87,8 @@ func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	act := testActuator(client, cp, clk)
 	q := act.outcomes
-	act.removeBatch(context.Background(), autoscaler.RemoveNodes{Removals: []scaledown.Removal{
-		{Node: "busy", Group: "g", Evict: []scaledown.Move{{Pod: planned, To: "elsewhere"}}},
+	act.removeBatch(context.Background(), autoscaler.RemoveNodes{Removals: []disruption.Removal{
+		{Node: "busy", Group: "g", Evict: []disruption.Move{{Pod: planned, To: "elsewhere"}}},
 		{Node: "empty", Group: "g", Empty: true},
 	}}, nil)
 	var aborted, done []string
@@ -108,7 +108,7 @@ func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
 	if len(done) != 1 || done[0] != "empty" || len(cp.deleted) != 1 || cp.deleted[0] != "empty" {
 		t.Errorf("done %v, deleted %v; want only empty", done, cp.deleted)
 	}
-	if hasTaintNamed(t, client, "busy", scaledown.TaintToBeDeleted) {
+	if hasTaintNamed(t, client, "busy", disruption.TaintToBeDeleted) {
 		t.Error("the called-off node is still tainted")
 	}
 	for _, name := range []string{"planned", "late"} {
@@ -121,7 +121,7 @@ func TestRemovalCalledOffWhenAPodArrives(t *testing.T) {
 // At start-up only this instance's nodes lose the taints a crashed run
 // left: another shard may be draining the rest.
 func TestStaleTaintsCleanedOnOwnGroupsOnly(t *testing.T) {
-	tb := v1.Taint{Key: scaledown.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}
+	tb := v1.Taint{Key: disruption.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}
 	client := fake.NewClientset(groupNode("mine", "ours", tb), groupNode("theirs", "other-shard", tb), groupNode("loose", "", tb))
 	o := DefaultOptions()
 	o.Address, o.LeaderElection.Enabled, o.Logger = "", false, quiet()

@@ -16,10 +16,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
-var staleTaint = v1.Taint{Key: scaledown.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}
+var staleTaint = v1.Taint{Key: disruption.TaintToBeDeleted, Value: "1", Effect: v1.TaintEffectNoSchedule}
 
 // flakyProvider fails its first refreshFails refreshes.
 type flakyProvider struct {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // AnnotationTaintOwner names, on a node, the autoscaler that put its
@@ -26,7 +26,7 @@ const AnnotationTaintOwner = "gpuscale.dev/deletion-taint-owner"
 
 // ownedTaintKeys are the taints the autoscaler puts on nodes it means to
 // remove, and cleans at start-up.
-var ownedTaintKeys = [...]string{scaledown.TaintToBeDeleted, scaledown.TaintDeletionCandidate, autoscaler.TaintConsolidating}
+var ownedTaintKeys = [...]string{disruption.TaintToBeDeleted, disruption.TaintDeletionCandidate, autoscaler.TaintConsolidating}
 
 // hasOwnedTaint reports whether n carries one of ownedTaintKeys.
 func hasOwnedTaint(n *v1.Node) bool {
@@ -123,11 +123,11 @@ func removeTaintIf(ctx context.Context, c kubernetes.Interface, node string, mat
 }
 
 func toBeDeletedTaint(now time.Time) v1.Taint {
-	return v1.Taint{Key: scaledown.TaintToBeDeleted, Value: strconv.FormatInt(now.Unix(), 10), Effect: v1.TaintEffectNoSchedule}
+	return v1.Taint{Key: disruption.TaintToBeDeleted, Value: strconv.FormatInt(now.Unix(), 10), Effect: v1.TaintEffectNoSchedule}
 }
 
 func deletionCandidateTaint(now time.Time) v1.Taint {
-	return v1.Taint{Key: scaledown.TaintDeletionCandidate, Value: strconv.FormatInt(now.Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}
+	return v1.Taint{Key: disruption.TaintDeletionCandidate, Value: strconv.FormatInt(now.Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}
 }
 
 func hasTaint(n *v1.Node, key string) bool {

@@ -15,7 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -262,9 +262,9 @@ func TestNamespaceFlagOldMeaningHint(t *testing.T) {
 
 func TestNode(t *testing.T) {
 	unneeded := builder.Node("idle").Build()
-	unneeded.Spec.Taints = []v1.Taint{{Key: scaledown.TaintDeletionCandidate, Value: strconv.FormatInt(now.Add(-90*time.Second).Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}}
+	unneeded.Spec.Taints = []v1.Taint{{Key: disruption.TaintDeletionCandidate, Value: strconv.FormatInt(now.Add(-90*time.Second).Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}}
 	removing := builder.Node("going").Build()
-	removing.Spec.Taints = []v1.Taint{{Key: scaledown.TaintToBeDeleted, Value: strconv.FormatInt(now.Add(-3*time.Second).Unix(), 10), Effect: v1.TaintEffectNoSchedule}}
+	removing.Spec.Taints = []v1.Taint{{Key: disruption.TaintToBeDeleted, Value: strconv.FormatInt(now.Add(-3*time.Second).Unix(), 10), Effect: v1.TaintEffectNoSchedule}}
 	ref := func(name string) *status.Ref { return &status.Ref{Namespace: "default", Name: name} }
 	st := statusMap(t, status.Document{Nodes: []status.Node{
 		{Name: "pdb", State: status.NodeKept, Reason: "BlockedByPod", Pod: ref("db-0"), DrainRule: "NotEnoughPdb",

@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -90,10 +90,10 @@ func (e *Explainer) Node(ctx context.Context, name string) (Report, error) {
 			a.Failures = append(a.Failures, record(ev))
 		}
 	}
-	if at, ok := taintTime(node, scaledown.TaintDeletionCandidate); ok {
+	if at, ok := taintTime(node, disruption.TaintDeletionCandidate); ok {
 		a.UnneededSince = &at
 	}
-	if at, ok := taintTime(node, scaledown.TaintToBeDeleted); ok {
+	if at, ok := taintTime(node, disruption.TaintToBeDeleted); ok {
 		a.State, a.RemovingSince = status.NodeRemoving, &at
 		if ev := latest(events, status.EventScaleDown); ev != nil {
 			rec := record(*ev)
@@ -135,19 +135,19 @@ func (e *Explainer) nodeText(r *Report, a *NodeAnswer) {
 	case a.State == status.NodeRemoving:
 		r.Verdict = "is being removed"
 		if a.RemovingSince != nil {
-			r.add("tainted %s %s", scaledown.TaintToBeDeleted, e.ago(*a.RemovingSince))
+			r.add("tainted %s %s", disruption.TaintToBeDeleted, e.ago(*a.RemovingSince))
 		}
 		if a.Removal != nil && a.Removal.Started != nil {
 			r.add("%s", a.Removal.Started.Message)
 		}
 	case a.State == status.NodeUnneeded:
 		r.Verdict = "is unneeded and waits: " + a.Message
-	case a.Pod != nil && a.Reason == string(scaledown.ReasonBlockedByPod):
+	case a.Pod != nil && a.DrainRule != "": // a drain rule keeps the pod: BlockedByPod
 		r.Verdict = "is not removed: pod " + a.Pod.String() + " cannot be moved (" + a.DrainRule + ")"
 		r.add("blocking pod: %s", a.Pod.String())
 		r.add("rule: %s", a.DrainRule)
 		r.add("why: %s", a.Message)
-	case a.Pod != nil && a.Reason == string(scaledown.ReasonNoPlaceToMovePods):
+	case a.Pod != nil: // a pod that must move fits nowhere: NoPlaceToMovePods
 		r.Verdict = "is not removed: pod " + a.Pod.String() + " fits on no other node"
 		r.add("%s", a.Message)
 	case a.State == status.NodeKept:
@@ -162,7 +162,7 @@ func (e *Explainer) nodeText(r *Report, a *NodeAnswer) {
 		}
 	}
 	if a.UnneededSince != nil && a.State != status.NodeRemoving {
-		r.add("unneeded since %s (%s): marked %s", a.UnneededSince.UTC().Format(time.RFC3339), e.ago(*a.UnneededSince), scaledown.TaintDeletionCandidate)
+		r.add("unneeded since %s (%s): marked %s", a.UnneededSince.UTC().Format(time.RFC3339), e.ago(*a.UnneededSince), disruption.TaintDeletionCandidate)
 	}
 	if len(a.Failures) > 0 {
 		f := a.Failures[0]

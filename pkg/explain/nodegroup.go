@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/scaleup"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -103,11 +102,11 @@ func (e *Explainer) NodeGroup(ctx context.Context, name string) (Report, error) 
 // groupFromStatus fills limits, scale-ups, pending pods and nodes.
 func groupFromStatus(a *NodeGroupAnswer, st *status.Document) {
 	if a.Target != nil && a.Max != nil && *a.Target >= *a.Max {
-		a.LimitsReached = append(a.LimitsReached, Limit{Code: string(scaleup.ReasonMaxSize),
+		a.LimitsReached = append(a.LimitsReached, Limit{Code: status.ReasonMaxNodeGroupSize,
 			Message: fmt.Sprintf("at its maximum size %d: it cannot grow", *a.Max)})
 	}
 	if a.Target != nil && a.Min != nil && *a.Target <= *a.Min {
-		a.LimitsReached = append(a.LimitsReached, Limit{Code: "NodeGroupMinSizeReached",
+		a.LimitsReached = append(a.LimitsReached, Limit{Code: status.ReasonMinNodeGroupSize,
 			Message: fmt.Sprintf("at its minimum size %d: scale-down removes none of its nodes", *a.Min)})
 	}
 	byReason := map[string]int{}
@@ -122,7 +121,7 @@ func groupFromStatus(a *NodeGroupAnswer, st *status.Document) {
 				order = append(order, PendingReason{Reason: gr.Reason, Message: gr.Message})
 			}
 			order[byReason[gr.Reason]].Pods += p.Count
-			if gr.Reason == string(scaleup.ReasonClusterLimit) && !hasLimit(a.LimitsReached, gr.Reason) {
+			if gr.Reason == status.ReasonClusterLimit && !hasLimit(a.LimitsReached, gr.Reason) {
 				a.LimitsReached = append(a.LimitsReached, Limit{Code: gr.Reason, Message: gr.Message})
 			}
 		}

@@ -241,7 +241,7 @@ func (s *session) softTaints() {
 	limit := s.opts.MaxBulkSoftTaintCount
 	for i := range s.nodes {
 		st := &s.nodes[i]
-		has := hasTaint(st.ni.Node, TaintDeletionCandidate)
+		has := hasTaint(st.ni.Node, disruption.TaintDeletionCandidate)
 		switch {
 		case st.waiting && !has && under(limit, len(s.plan.SoftTaint)):
 			s.plan.SoftTaint = append(s.plan.SoftTaint, st.name())
@@ -260,14 +260,14 @@ func (s *session) finish() Plan {
 	for _, ri := range s.deletes {
 		total += s.removals[ri].movesHi - s.removals[ri].movesLo
 	}
-	moves := make([]Move, 0, total)
+	moves := make([]disruption.Move, 0, total)
 	for _, ri := range s.deletes {
 		r := &s.removals[ri]
 		st := &s.nodes[r.node]
 		since, _ := s.p.tracker.Since(st.name())
 		lo := len(moves)
 		moves = append(moves, s.moves[r.movesLo:r.movesHi]...)
-		p.Delete = append(p.Delete, Removal{
+		p.Delete = append(p.Delete, disruption.Removal{
 			Node: st.name(), Group: st.groupID(), Empty: r.empty, Unready: st.unready(),
 			Utilization: st.util, UnneededSince: since,
 			Evict:         moves[lo:len(moves):len(moves)],

@@ -3,11 +3,11 @@ package scaledown
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -56,8 +56,8 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 	switch {
 	case deleting:
 		return ReasonBeingDeleted, "node is being removed already"
-	case node.Annotations[AnnotationScaleDownDisabled] == "true":
-		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", AnnotationScaleDownDisabled)
+	case node.Annotations[disruption.AnnotationScaleDownDisabled] == "true":
+		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", disruption.AnnotationScaleDownDisabled)
 	case drain.DoNotDisrupt(node.Annotations) != "":
 		return ReasonDoNotDisrupt, fmt.Sprintf("node is annotated %s=true", drain.DoNotDisrupt(node.Annotations))
 	case st.group == nil && st.ni.Group == "":
@@ -72,7 +72,7 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 	if st.awaitingGPU {
 		// Its GPUs cannot be counted yet; it waits UnreadyTime instead of
 		// being judged by a utilization that reads zero.
-		st.util = Utilization{Resource: gpu.ResourceName, GPUNode: true}
+		st.util = disruption.Utilization{Resource: gpu.ResourceName, GPUNode: true}
 		return "", ""
 	}
 	g := s.opts.forGroup(st.group)
@@ -99,26 +99,7 @@ func (s *session) classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) cluster
 
 // beingDeleted: the actuator is removing the node, or did until recently.
 func (s *session) beingDeleted(node *v1.Node) bool {
-	return s.deleting[node.Name] || TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
-}
-
-// TaintedToBeDeleted tells whether node carries a ToBeDeletedByClusterAutoscaler
-// taint set less than maxAge before now. A taint older than that, or one
-// without a readable time, belongs to a removal that died: the node is
-// judged again, as the Cluster Autoscaler does.
-func TaintedToBeDeleted(node *v1.Node, now time.Time, maxAge time.Duration) bool {
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
-		if t.Key != TaintToBeDeleted {
-			continue
-		}
-		sec, err := strconv.ParseInt(t.Value, 10, 64)
-		if err != nil {
-			return false
-		}
-		return now.Sub(time.Unix(sec, 0)) < maxAge
-	}
-	return false
+	return s.deleting[node.Name] || disruption.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
 }
 
 func hasTaint(node *v1.Node, key string) bool {

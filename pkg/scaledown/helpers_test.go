@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -119,7 +120,7 @@ func deleted(p scaledown.Plan) []string {
 	return out
 }
 
-func removal(t *testing.T, p scaledown.Plan, node string) scaledown.Removal {
+func removal(t *testing.T, p scaledown.Plan, node string) disruption.Removal {
 	t.Helper()
 	for _, r := range p.Delete {
 		if r.Node == node {
@@ -127,7 +128,7 @@ func removal(t *testing.T, p scaledown.Plan, node string) scaledown.Removal {
 		}
 	}
 	t.Fatalf("node %s is not removed; removed %v, kept %s", node, deleted(p), keptSummary(p))
-	return scaledown.Removal{}
+	return disruption.Removal{}
 }
 
 func kept(t *testing.T, p scaledown.Plan, node string) scaledown.Kept {
@@ -160,7 +161,7 @@ func keptSummary(p scaledown.Plan) string {
 	return b.String()
 }
 
-func evictions(r scaledown.Removal) []string {
+func evictions(r disruption.Removal) []string {
 	var out []string
 	for _, m := range r.Evict {
 		out = append(out, m.Pod.Name+"->"+m.To)

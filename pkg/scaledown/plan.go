@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -56,7 +57,7 @@ type Plan struct {
 	Now time.Time
 	// Delete are the nodes to remove now: empty nodes first, then nodes to
 	// drain, those whose pods must be evicted one by one last.
-	Delete []Removal
+	Delete []disruption.Removal
 	// Unneeded are the nodes that could be removed but wait (for their
 	// unneeded time, a cooldown or a parallelism limit), by name. They are
 	// in Kept too, with the reason they wait.
@@ -75,38 +76,6 @@ type Plan struct {
 	// MaxGracefulTermination caps the grace period the actuator gives each
 	// evicted pod.
 	MaxGracefulTermination time.Duration
-}
-
-// Removal is a node to remove now.
-type Removal struct {
-	Node  string
-	Group string
-	// Empty is true when no pod needs to move.
-	Empty bool
-	// Unready is true for an unready node, or a GPU node whose GPUs are not
-	// advertised.
-	Unready       bool
-	Utilization   Utilization
-	UnneededSince time.Time
-	// Evict are the pods to evict, in the node's order, each with the node
-	// the simulation placed it on. The scheduler has the last word.
-	Evict []Move
-	// DaemonSetPods are DaemonSet pods to evict for a graceful shutdown,
-	// following the DaemonSetEviction* options; they need no new home.
-	DaemonSetPods []*v1.Pod
-	// EvictOneByOne is set when a PodDisruptionBudget allows fewer
-	// disruptions than the node has pods under it: each eviction must wait
-	// for the previous pod's replacement.
-	EvictOneByOne bool
-	// Consolidation says, for people, which consolidation move removes the
-	// node; empty when scale-down removes it.
-	Consolidation string
-}
-
-// Move is a pod to evict and where it is expected to run next.
-type Move struct {
-	Pod *v1.Pod
-	To  string
 }
 
 // Unneeded is a node that could be removed but waits.

@@ -37,18 +37,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
-// Node annotations and taints the Cluster Autoscaler defines; gpuscale
-// honours and sets the same ones.
-const (
-	// AnnotationScaleDownDisabled set to "true" keeps a node.
-	AnnotationScaleDownDisabled = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-	// TaintToBeDeleted (NoSchedule) marks a node the actuator is removing;
-	// its value is the Unix time the removal started.
-	TaintToBeDeleted = "ToBeDeletedByClusterAutoscaler"
-	// TaintDeletionCandidate (PreferNoSchedule) marks an unneeded node.
-	TaintDeletionCandidate = "DeletionCandidateOfClusterAutoscaler"
-)
-
 // Planner plans scale-down loop after loop. It remembers which nodes were
 // unneeded since when, and reuses its working memory between loops. It is
 // not safe for concurrent use.
@@ -135,8 +123,8 @@ type session struct {
 
 	nonEmptyFound int
 	removals      []removal
-	moves         []Move    // Removal.Evict of every removal, back to back
-	daemonSetPods []*v1.Pod // Removal.DaemonSetPods, back to back
+	moves         []disruption.Move // Removal.Evict of every removal, back to back
+	daemonSetPods []*v1.Pod         // Removal.DaemonSetPods, back to back
 
 	// rehops are the later moves of pods that an earlier removal moved
 	// (see record); refused are due removals refused a place (see grant);
@@ -158,7 +146,7 @@ type nodeState struct {
 	// ready is the node's Ready condition; awaitingGPU marks a GPU node
 	// whose GPUs are not advertised. Either makes the node count as unready.
 	ready, awaitingGPU bool
-	util               Utilization
+	util               disruption.Utilization
 	// candidate: passed eligibility and the drain rules, to be simulated.
 	candidate bool
 	// dest: moving pods may be placed here.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -479,14 +480,14 @@ func TestPlanPodsThatNeedNoHome(t *testing.T) {
 
 func TestPlanEligibility(t *testing.T) {
 	tainted := func(name string, at int64) *v1.Node {
-		return node4(name).Taint(scaledown.TaintToBeDeleted, strconv.FormatInt(at, 10), v1.TaintEffectNoSchedule).Build()
+		return node4(name).Taint(disruption.TaintToBeDeleted, strconv.FormatInt(at, 10), v1.TaintEffectNoSchedule).Build()
 	}
 	runPlanCases(t, []planCase{
 		{
 			name: "scale-down-disabled annotation keeps an empty node",
 			build: func(c *cluster) {
 				c.group("pool", 0, 1)
-				c.node(annotateNode(node4("a").Build(), scaledown.AnnotationScaleDownDisabled, "true"), "pool")
+				c.node(annotateNode(node4("a").Build(), disruption.AnnotationScaleDownDisabled, "true"), "pool")
 			},
 			wantKept: map[string]scaledown.Reason{"a": scaledown.ReasonScaleDownDisabled},
 		},
@@ -494,7 +495,7 @@ func TestPlanEligibility(t *testing.T) {
 			name: "scale-down-disabled annotation set to false has no effect",
 			build: func(c *cluster) {
 				c.group("pool", 0, 1)
-				c.node(annotateNode(node4("a").Build(), scaledown.AnnotationScaleDownDisabled, "false"), "pool")
+				c.node(annotateNode(node4("a").Build(), disruption.AnnotationScaleDownDisabled, "false"), "pool")
 			},
 			wantDelete: []string{"a"},
 		},

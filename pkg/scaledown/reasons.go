@@ -1,5 +1,7 @@
 package scaledown
 
+import "github.com/gpuscale/gpuscale/pkg/status"
+
 // Reason is a stable code for why a node is not removed in this loop. Where
 // the Cluster Autoscaler names the same reason, the code is its name.
 type Reason string
@@ -32,7 +34,7 @@ const (
 	// ReasonMinSize: removing the node would take its group below its
 	// minimum size, counting target size, deletions in progress and nodes
 	// already found unneeded in this loop.
-	ReasonMinSize Reason = "NodeGroupMinSizeReached"
+	ReasonMinSize Reason = status.ReasonMinNodeGroupSize
 	// ReasonClusterMinimum: removing the node would take the cluster below a
 	// minimum of --cores-total, --memory-total or --gpu-total.
 	ReasonClusterMinimum Reason = "MinimalResourceLimitExceeded"

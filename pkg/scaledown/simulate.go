@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 )
 
@@ -176,7 +177,7 @@ func (s *session) record(i int32, items []rsim.Item, empty bool, dsLo int) {
 			continue
 		}
 		it.P.Move = int32(len(s.moves))
-		s.moves = append(s.moves, Move{Pod: it.P.Orig, To: s.nodes[it.Dest].name()})
+		s.moves = append(s.moves, disruption.Move{Pod: it.P.Orig, To: s.nodes[it.Dest].name()})
 		if s.judge.Ctx.Budgets.Consume(it.P.Orig) {
 			r.oneByOne = true
 		}

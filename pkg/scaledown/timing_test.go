@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 )
@@ -275,8 +276,8 @@ func TestParallelismLimits(t *testing.T) {
 func TestSoftTaints(t *testing.T) {
 	c := newCluster(t).group("pool", 0, 4)
 	c.node(node4("a").Build(), "pool")
-	c.node(node4("already").Taint(scaledown.TaintDeletionCandidate, "1", v1.TaintEffectPreferNoSchedule).Build(), "pool")
-	c.node(node4("busy").Taint(scaledown.TaintDeletionCandidate, "1", v1.TaintEffectPreferNoSchedule).Build(), "pool", rs("load", "3"))
+	c.node(node4("already").Taint(disruption.TaintDeletionCandidate, "1", v1.TaintEffectPreferNoSchedule).Build(), "pool")
+	c.node(node4("busy").Taint(disruption.TaintDeletionCandidate, "1", v1.TaintEffectPreferNoSchedule).Build(), "pool", rs("load", "3"))
 	c.node(node4("quiet").Build(), "pool", rs("load2", "3"))
 	p := planOnce(t, c, scaledown.DefaultOptions(), nil)
 	if !slices.Equal(p.SoftTaint, []string{"a"}) {

@@ -5,30 +5,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
-
-// Utilization is how much of a node its pods request, the way scale-down
-// judges it: requests, never actual usage.
-type Utilization struct {
-	// Resource is what the node is judged by: the larger of cpu and memory,
-	// or the GPUs on a GPU node.
-	Resource v1.ResourceName
-	// Value is Resource's requested over allocatable.
-	Value float64
-	// CPU and Memory are requested over allocatable; both are left at zero
-	// on GPU nodes, where they do not count.
-	CPU, Memory float64
-	// GPU is requested over allocatable accelerators, in whole-device
-	// equivalents: a MIG slice counts its share of a GPU, a time-sliced
-	// replica its share, a NeuronCore its share of a Neuron device.
-	GPU float64
-	// GPUNode marks a node judged by its GPUs.
-	GPUNode bool
-}
 
 // utilizationOptions are the options NodeUtilization reads.
 type utilizationOptions struct {
@@ -48,7 +30,7 @@ type utilizationOptions struct {
 // node with devices of an accelerator driver in its slices (s) is judged
 // by the share of them its claims hold (dra.NodeUsage), or, when it also
 // advertises accelerator resources, by the larger of the two shares.
-func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, now time.Time) Utilization {
+func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, now time.Time) disruption.Utilization {
 	return snapshotUtilization(s, ni, utilizationOptions{
 		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
 		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
@@ -58,7 +40,7 @@ func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, no
 
 // snapshotUtilization is NodeUtilization with the options already chosen
 // (a group's own DaemonSet accounting).
-func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
+func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) disruption.Utilization {
 	u := nodeUtilization(ni, o, now)
 	if !s.HasDRA() {
 		return u
@@ -71,10 +53,10 @@ func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizat
 	if u.GPUNode && (gpu.Allocatable(ni.Node) > 0 && u.GPU >= v) {
 		return u
 	}
-	return Utilization{Resource: v1.ResourceName(du.Driver), Value: v, GPU: v, GPUNode: true}
+	return disruption.Utilization{Resource: v1.ResourceName(du.Driver), Value: v, GPU: v, GPUNode: true}
 }
 
-func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) Utilization {
+func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) disruption.Utilization {
 	var used, excluded struct {
 		cpu, mem int64
 		gpu      float64
@@ -104,9 +86,9 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 	alloc := &ni.Allocatable
 	if accel {
 		g := ratioOf(used.gpu, scale.Offered(alloc.Scalar)-excluded.gpu)
-		return Utilization{Resource: acceleratorResource(ni.Node), Value: g, GPU: g, GPUNode: true}
+		return disruption.Utilization{Resource: acceleratorResource(ni.Node), Value: g, GPU: g, GPUNode: true}
 	}
-	u := Utilization{
+	u := disruption.Utilization{
 		CPU:    ratio(used.cpu, alloc.MilliCPU-excluded.cpu),
 		Memory: ratio(used.mem, alloc.Memory-excluded.mem),
 	}

@@ -1,5 +1,7 @@
 package scaleup
 
+import "github.com/gpuscale/gpuscale/pkg/status"
+
 // Reason is a stable code for why a node group does not help some pending
 // pods. Where the Cluster Autoscaler names the same reason, the code
 // follows its wording.
@@ -24,10 +26,10 @@ const (
 	// ReasonBackedOff: the group failed to provision recently.
 	ReasonBackedOff Reason = "BackedOff"
 	// ReasonMaxSize: the group's target is at its max size.
-	ReasonMaxSize Reason = "MaxNodeGroupSizeReached"
+	ReasonMaxSize Reason = status.ReasonMaxNodeGroupSize
 	// ReasonClusterLimit: a cluster-wide limit (--max-nodes-total,
 	// --cores-total, --memory-total, --gpu-total) is reached.
-	ReasonClusterLimit Reason = "MaxResourceLimitReached"
+	ReasonClusterLimit Reason = status.ReasonClusterLimit
 )
 
 // Reasons found while simulating the group's template node.

@@ -14,6 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// Reason codes the status document carries that its readers (explain,
+// dashboards) act on; the planners' own codes take these values, so the
+// two cannot drift apart.
+const (
+	ReasonMaxNodeGroupSize = "MaxNodeGroupSizeReached"
+	ReasonMinNodeGroupSize = "NodeGroupMinSizeReached"
+	ReasonClusterLimit     = "MaxResourceLimitReached"
+)
+
+// Kinds of consolidation move (Move.Kind).
+const (
+	MoveDelete  = "Delete"
+	MoveReplace = "Replace"
+)
+
 // Status is one loop's account.
 type Status struct {
 	// Time is the loop's decision time.

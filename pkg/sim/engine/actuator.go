@@ -8,7 +8,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // simActuator carries the core's actions out on the modelled cloud and
@@ -103,7 +103,7 @@ func (a simActuator) RemoveNodes(_ context.Context, r autoscaler.RemoveNodes) {
 
 // startRemoval drains a node and deletes it, at once or after the node
 // deletion delay.
-func (e *Engine) startRemoval(rm scaledown.Removal) error {
+func (e *Engine) startRemoval(rm disruption.Removal) error {
 	if e.snap.Node(rm.Node) == nil {
 		e.outcomes = append(e.outcomes, autoscaler.RemovalAborted{Node: rm.Node, Group: rm.Group, At: clock(e.now),
 			Reason: "the node is gone"})

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -63,10 +62,10 @@ func (r *recorder) noteConsolidation(c *status.Consolidation) {
 		cr.Held[c.Held]++
 	}
 	for _, m := range c.Moves {
-		switch consolidation.MoveKind(m.Kind) {
-		case consolidation.MoveReplace:
+		switch m.Kind {
+		case status.MoveReplace:
 			cr.Replaces++
-		case consolidation.MoveDelete:
+		case status.MoveDelete:
 			cr.Deletes++
 		}
 	}

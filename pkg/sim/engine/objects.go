@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -132,7 +132,7 @@ func (e *Engine) pdbs() []*policyv1.PodDisruptionBudget {
 // cordon taints a node being removed, so nothing more is placed there.
 func (e *Engine) cordon(name string) error {
 	return e.replaceNode(name, func(n *v1.Node) {
-		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: scaledown.TaintToBeDeleted, Effect: v1.TaintEffectNoSchedule})
+		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: disruption.TaintToBeDeleted, Effect: v1.TaintEffectNoSchedule})
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
@@ -59,13 +59,13 @@ func TestKilledMidDrain(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 	eventually(t, 60*time.Second, "the drain to start (node tainted, pod terminating)", func() bool {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, "draining", metav1.GetOptions{})
-		return err == nil && hasTaint(n, scaledown.TaintToBeDeleted) && terminatingPods(t, c, "web") == 1
+		return err == nil && hasTaint(n, disruption.TaintToBeDeleted) && terminatingPods(t, c, "web") == 1
 	})
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
-	if n, _ := c.Client.CoreV1().Nodes().Get(ctx, "draining", metav1.GetOptions{}); !hasTaint(n, scaledown.TaintToBeDeleted) {
+	if n, _ := c.Client.CoreV1().Nodes().Get(ctx, "draining", metav1.GetOptions{}); !hasTaint(n, disruption.TaintToBeDeleted) {
 		t.Fatal("the killed autoscaler took its taint off: this test no longer kills mid-drain")
 	}
 
@@ -76,7 +76,7 @@ func TestKilledMidDrain(t *testing.T) {
 	c.StartAutoscaler(t, kwokConfig(t, 0), restarted)
 	eventually(t, 30*time.Second, "the restarted autoscaler to remove the stranded taint", func() bool {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, "draining", metav1.GetOptions{})
-		return err != nil || !hasTaint(n, scaledown.TaintToBeDeleted)
+		return err != nil || !hasTaint(n, disruption.TaintToBeDeleted)
 	})
 	release(t, c, "web")
 	eventually(t, 60*time.Second, "the Deployment to have its pod running again", func() bool { return runningPods(t, c.Client, "web") == 1 })

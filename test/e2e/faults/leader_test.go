@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // Fault: the leader loses its Lease in the middle of a drain: another
@@ -102,7 +102,7 @@ func (s *scope) tainted() string {
 	}
 	for _, n := range l.Items {
 		for _, tt := range n.Spec.Taints {
-			if tt.Key == scaledown.TaintToBeDeleted {
+			if tt.Key == disruption.TaintToBeDeleted {
 				return n.Name
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // beforeTaint runs hook once, just before the first request that puts the
@@ -36,7 +36,7 @@ func (b *beforeTaint) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		_ = req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(scaledown.TaintToBeDeleted)) {
+		if bytes.Contains(body, []byte(disruption.TaintToBeDeleted)) {
 			b.once.Do(func() { b.hook(strings.TrimPrefix(req.URL.Path, "/api/v1/nodes/")) })
 		}
 	}
@@ -85,7 +85,7 @@ func TestPodCreatedBetweenPlanningAndDraining(t *testing.T) {
 			t.Fatalf("node %s: %v: removed with a pod the plan did not know", node, err)
 		}
 		for _, tt := range n.Spec.Taints {
-			if tt.Key == scaledown.TaintToBeDeleted {
+			if tt.Key == disruption.TaintToBeDeleted {
 				return false
 			}
 		}

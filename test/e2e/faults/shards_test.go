@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/controller"
-	"github.com/gpuscale/gpuscale/pkg/scaledown"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 // Fault: two shards on one cluster, each with its own node groups, Lease
@@ -68,14 +68,14 @@ func TestTwoShards(t *testing.T) {
 	b.stop()
 	for _, g := range []string{"a", "b"} {
 		for _, n := range s.nodes(g) {
-			s.taint(n.Name, v1.Taint{Key: scaledown.TaintToBeDeleted, Value: fmt.Sprint(time.Now().Unix()), Effect: v1.TaintEffectNoSchedule})
+			s.taint(n.Name, v1.Taint{Key: disruption.TaintToBeDeleted, Value: fmt.Sprint(time.Now().Unix()), Effect: v1.TaintEffectNoSchedule})
 		}
 	}
 	s.start(shard("b"), cfg["b"])
-	eventually(t, 30*time.Second, "the restarted shard b to clear its own node's taint", func() bool { return !s.hasTaint(s.ns+"-b0", scaledown.TaintToBeDeleted) })
+	eventually(t, 30*time.Second, "the restarted shard b to clear its own node's taint", func() bool { return !s.hasTaint(s.ns+"-b0", disruption.TaintToBeDeleted) })
 	time.Sleep(3 * time.Second)
 	for _, n := range s.nodes("a") {
-		if !s.hasTaint(n.Name, scaledown.TaintToBeDeleted) {
+		if !s.hasTaint(n.Name, disruption.TaintToBeDeleted) {
 			t.Errorf("shard b took the removal taint off node %s of shard a", n.Name)
 		}
 	}
