@@ -1,7 +1,8 @@
 // Package predicates answers whether a pod can be placed on a node the way
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
-// nodes, host ports, volume zones, topology spread (DoNotSchedule),
+// nodes, host ports, volume binding (bound volumes' node affinity, claims
+// bound at the first consumer), volume zones, topology spread (DoNotSchedule),
 // required inter-pod affinity and anti-affinity, and Dynamic Resource
 // Allocation (devices for the pod's ResourceClaims, allocated by
 // k8s.io/dynamic-resource-allocation's structured allocator as
@@ -46,12 +47,16 @@ type PodCheck struct {
 	nodeAffinity           nodeaffinity.RequiredNodeAffinity
 	hasNodeAffinity        bool
 	toleratesUnschedulable bool
+	// mountsClaims: the pod mounts a PersistentVolumeClaim or an ephemeral
+	// volume. The others skip every volume check.
+	mountsClaims bool
 
 	// State derived from the rest of the snapshot, valid for generation.
 	generation uint64
 	fresh      bool
 	podFailure Result // a failure that holds on every node (PreFilter)
 	volumes    []volumeTopology
+	binding    bindingState
 	spread     spreadState
 	affinity   affinityState
 	// dra is set for pods with resource claims only: the others pay
@@ -96,6 +101,7 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
+	pc.mountsClaims = mountsClaims(pod)
 	return pc
 }
 
@@ -114,8 +120,13 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.checkNodeLocal(ni); !r.Fits() {
 		return r
 	}
-	if r := pc.checkVolumeZone(ni); !r.Fits() {
-		return r
+	if pc.mountsClaims {
+		if r := pc.checkBinding(ni); !r.Fits() {
+			return r
+		}
+		if r := pc.checkVolumeZone(ni); !r.Fits() {
+			return r
+		}
 	}
 	if r := pc.spread.check(pc.pod, ni.Node); !r.Fits() {
 		return r
@@ -137,10 +148,16 @@ func (pc *PodCheck) refresh() {
 	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
-	pc.volumes = pc.volumes[:0]
-	if r := pc.prepareVolumes(); !r.Fits() {
-		pc.podFailure = r
-		return
+	if pc.mountsClaims {
+		pc.volumes = pc.volumes[:0]
+		if r := pc.prepareBinding(); !r.Fits() {
+			pc.podFailure = r
+			return
+		}
+		if r := pc.prepareVolumes(); !r.Fits() {
+			pc.podFailure = r
+			return
+		}
 	}
 	pc.spread.prepare(pc.checker.snap, pc.pod, pc.nodeAffinity)
 	pc.affinity.prepare(pc.checker.snap, pc.pi)

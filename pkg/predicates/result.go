@@ -20,6 +20,7 @@ const (
 	NodeAffinity
 	NodePorts
 	NodeResourcesFit
+	VolumeBinding
 	VolumeZone
 	PodTopologySpread
 	InterPodAffinity
@@ -27,7 +28,7 @@ const (
 )
 
 var predicateNames = [...]string{"", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-	"NodePorts", "NodeResourcesFit", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+	"NodePorts", "NodeResourcesFit", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 
 func (p Predicate) String() string { return predicateNames[p] }
 
@@ -56,6 +57,8 @@ const (
 	ReasonClaimNotOnNode
 	ReasonCannotAllocate
 	ReasonInvalidClaim
+	ReasonVolumeNodeAffinity
+	ReasonVolumeBindConflict
 )
 
 // Result is the outcome of checking one pod against one node. The zero
@@ -112,6 +115,10 @@ func (r Result) Message(subject string) string {
 		return fmt.Sprintf("Insufficient %s (wants %s, %s has %s free of %s)", r.Resource, w, subject, free, a)
 	case ReasonVolumeZone:
 		return fmt.Sprintf("%s is not in the topology of volume %s (%s)", subject, r.Detail, r.Detail2)
+	case ReasonVolumeNodeAffinity:
+		return fmt.Sprintf("%s is outside the node affinity of %s, which needs %s", subject, r.Detail, r.Detail2)
+	case ReasonVolumeBindConflict:
+		return fmt.Sprintf("%s cannot bind %s: %s", subject, r.Detail, r.Detail2)
 	case ReasonVolumeUnresolvable, ReasonInvalidPod:
 		return r.Detail
 	case ReasonSpreadMissingLabel:
