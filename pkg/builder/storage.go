@@ -31,7 +31,10 @@ func (b *VolumeBuilder) Zone(key string, values ...string) *VolumeBuilder {
 }
 
 // Class sets the storage class.
-func (b *VolumeBuilder) Class(name string) *VolumeBuilder { b.pv.Spec.StorageClassName = name; return b }
+func (b *VolumeBuilder) Class(name string) *VolumeBuilder {
+	b.pv.Spec.StorageClassName = name
+	return b
+}
 
 // Available marks the volume free to bind.
 func (b *VolumeBuilder) Available() *VolumeBuilder { b.pv.Status.Phase = v1.VolumeAvailable; return b }
@@ -98,7 +101,10 @@ func (b *StorageClassBuilder) WaitForFirstConsumer() *StorageClassBuilder {
 
 // Provisioner sets the provisioner ("kubernetes.io/no-provisioner" for
 // static volumes only).
-func (b *StorageClassBuilder) Provisioner(p string) *StorageClassBuilder { b.sc.Provisioner = p; return b }
+func (b *StorageClassBuilder) Provisioner(p string) *StorageClassBuilder {
+	b.sc.Provisioner = p
+	return b
+}
 
 // AllowedTopology restricts provisioning to nodes with key in values.
 func (b *StorageClassBuilder) AllowedTopology(key string, values ...string) *StorageClassBuilder {

@@ -111,7 +111,7 @@ func TestVolumeBinding(t *testing.T) {
 			builder.Pod("p").Claim("data").Build(), predicates.VolumeBinding, "no available PersistentVolume of StorageClass local fits, and the class provisions none"},
 		{"two claims cannot share one static volume",
 			storage{volumes: []*v1.PersistentVolume{builder.Volume("local-a").Class("local").Zone(v1.LabelHostname, "target").Available().Build()},
-				claims: []*v1.PersistentVolumeClaim{builder.VolumeClaim("d1").Class("local").Build(), builder.VolumeClaim("d2").Class("local").Build()},
+				claims:  []*v1.PersistentVolumeClaim{builder.VolumeClaim("d1").Class("local").Build(), builder.VolumeClaim("d2").Class("local").Build()},
 				classes: []*storagev1.StorageClass{local}},
 			builder.Pod("p").Claim("d1").Claim("d2").Build(), predicates.VolumeBinding, "volume d2"},
 		{"ephemeral volume not made yet stands as an unbound claim of its class",
