@@ -129,7 +129,7 @@ func TestReplicasWithEphemeralVolumes(t *testing.T) {
 		p := pods[i]
 		claim := builder.VolumeClaim(p.Name + "-scratch").Class("wffc").BoundTo("pv-" + p.Name).Build()
 		claim.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: ptrTo(true)}}
-		if err := w.snap.SetPersistentVolume(builder.Volume("pv-" + p.Name).Zone(v1.LabelTopologyZone, zone).Build()); err != nil {
+		if err := w.snap.SetPersistentVolume(builder.Volume("pv-"+p.Name).Zone(v1.LabelTopologyZone, zone).Build()); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.snap.SetPersistentVolumeClaim(claim); err != nil {
@@ -142,4 +142,3 @@ func TestReplicasWithEphemeralVolumes(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
