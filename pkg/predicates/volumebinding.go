@@ -2,6 +2,7 @@ package predicates
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -32,9 +33,14 @@ type bindingState struct {
 	// scratch carries a node's labels alone: the scheduler matches a
 	// volume's node affinity against a node made of the labels only.
 	scratch v1.Node
+	// matchOrder lists the unbound claims that look for a static volume
+	// (those not being provisioned for a node already), smallest request
+	// first, the order in which the scheduler hands out static volumes.
+	matchOrder []int
 	// chosen holds the static volumes earlier claims of the pod took on the
-	// node being checked.
-	chosen []*v1.PersistentVolume
+	// node being checked; provision marks the claims left to provision.
+	chosen    []*v1.PersistentVolume
+	provision []bool
 }
 
 // boundVolume is a claim bound to a PersistentVolume.
@@ -86,7 +92,8 @@ func bindingFailure(format string, args ...any) Result {
 // first consumer makes the pod unschedulable everywhere.
 func (pc *PodCheck) prepareBinding() Result {
 	b := &pc.binding
-	b.bound, b.unbound = b.bound[:0], b.unbound[:0]
+	b.bound, b.unbound, b.matchOrder = b.bound[:0], b.unbound[:0], b.matchOrder[:0]
+	defer b.sortMatchOrder()
 	for i := range pc.pod.Spec.Volumes {
 		vol := &pc.pod.Spec.Volumes[i]
 		pvc, r := pc.volumeClaim(vol)
@@ -172,6 +179,9 @@ func defaultClass(s *snapshot.Snapshot) string {
 func (pc *PodCheck) addClaim(volume string, pvc *v1.PersistentVolumeClaim) Result {
 	snap := pc.checker.snap
 	key := pvc.Namespace + "/" + pvc.Name
+	if pvc.Status.Phase == v1.ClaimLost {
+		return bindingFailure("volume %s: PersistentVolumeClaim %s is lost: its PersistentVolume %s does not exist", volume, key, pvc.Spec.VolumeName)
+	}
 	if pvc.DeletionTimestamp != nil {
 		return bindingFailure("volume %s: PersistentVolumeClaim %s is being deleted", volume, key)
 	}
@@ -269,19 +279,42 @@ func (pc *PodCheck) checkUnbound(node *v1.Node) Result {
 		}
 	}
 	b.chosen = b.chosen[:0]
+	b.provision = b.provision[:0]
 	for i := range b.unbound {
-		u := &b.unbound[i]
-		if !u.hasSelectedNode {
-			if pv := b.matchingVolume(u); pv != nil {
-				b.chosen = append(b.chosen, pv)
-				continue
-			}
+		b.provision = append(b.provision, b.unbound[i].hasSelectedNode)
+	}
+	for _, i := range b.matchOrder {
+		if pv := b.matchingVolume(&b.unbound[i]); pv != nil {
+			b.chosen = append(b.chosen, pv)
+		} else {
+			b.provision[i] = true
 		}
-		if r := b.checkProvision(u); !r.Fits() {
+	}
+	for i := range b.unbound {
+		if !b.provision[i] {
+			continue
+		}
+		if r := b.checkProvision(&b.unbound[i]); !r.Fits() {
 			return r
 		}
 	}
 	return Result{}
+}
+
+// sortMatchOrder orders the claims that look for a static volume by their
+// storage request, keeping the pod's order among equal ones.
+func (b *bindingState) sortMatchOrder() {
+	b.matchOrder = b.matchOrder[:0]
+	for i := range b.unbound {
+		if !b.unbound[i].hasSelectedNode {
+			b.matchOrder = append(b.matchOrder, i)
+		}
+	}
+	slices.SortStableFunc(b.matchOrder, func(i, j int) int {
+		qi := b.unbound[i].pvc.Spec.Resources.Requests[v1.ResourceStorage]
+		qj := b.unbound[j].pvc.Spec.Resources.Requests[v1.ResourceStorage]
+		return qi.Cmp(qj)
+	})
 }
 
 func (b *bindingState) checkProvision(u *unboundClaim) Result {
