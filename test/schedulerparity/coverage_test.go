@@ -33,12 +33,15 @@ var wantFeatures = []string{
 	"pvc:bound", "pvc:" + wffcClass, "pv:multiZone",
 	"pv:" + v1.LabelTopologyZone, "pv:" + v1.LabelFailureDomainBetaZone, "pv:" + v1.LabelTopologyRegion,
 	"pv:" + v1.LabelFailureDomainBetaRegion, "pv:unlabelled", "nodeName",
+	"pv:nodeAffinity", "pv:nodeAffinity:" + CSIZoneKey, "pv:nodeAffinity:multiTerm", "pvc:" + zonalClass,
+	"pvc:" + localClass, "pvc:selectedNode", "ephemeral:bound", "ephemeral:unbound",
 }
 
 // infeasibleFeatures must occur, and only in cases no node accepts: no node
 // offers the FPGA resource, and VolumeZone's PreFilter turns away a pod
 // whose claim is missing or unbound in an Immediate class.
-var infeasibleFeatures = []string{"request:" + string(FPGA), "pvc:missing", "pvc:" + immediateClass + ":unbound"}
+var infeasibleFeatures = []string{"request:" + string(FPGA), "pvc:missing", "pvc:" + immediateClass + ":unbound",
+	"pvc:prebound", "pvc:lost", "pvc:deleting", "pv:missing", "ephemeral:notOwned"}
 
 // features tags a generated case with what it exercises.
 func features(c *Cluster, p *v1.Pod) []string {
@@ -127,29 +130,7 @@ func features(c *Cluster, p *v1.Pod) []string {
 			f = append(f, "spread:nodeTaintsPolicy:"+string(*t.NodeTaintsPolicy))
 		}
 	}
-	for _, vol := range p.Spec.Volumes {
-		i := slices.IndexFunc(c.PersistentVolumeClaims, func(c *v1.PersistentVolumeClaim) bool {
-			return c.Namespace == p.Namespace && c.Name == vol.PersistentVolumeClaim.ClaimName
-		})
-		switch {
-		case i < 0:
-			f = append(f, "pvc:missing")
-		case c.PersistentVolumeClaims[i].Spec.VolumeName == "":
-			cls := *c.PersistentVolumeClaims[i].Spec.StorageClassName
-			add(cls == wffcClass, "pvc:"+cls)
-			add(cls != wffcClass, "pvc:"+cls+":unbound")
-		default:
-			f = append(f, "pvc:bound")
-			pv := c.PersistentVolumes[slices.IndexFunc(c.PersistentVolumes, func(pv *v1.PersistentVolume) bool {
-				return pv.Name == c.PersistentVolumeClaims[i].Spec.VolumeName
-			})]
-			add(len(pv.Labels) == 0, "pv:unlabelled")
-			for k, v := range pv.Labels {
-				f = append(f, "pv:"+k)
-				add(strings.Contains(v, "__"), "pv:multiZone")
-			}
-		}
-	}
+	f = append(f, volumeFeatures(c, p)...)
 	add(p.Spec.NodeName != "", "nodeName")
 	return append(f, draFeatures(c, p)...)
 }
