@@ -47,16 +47,14 @@ type PodCheck struct {
 	nodeAffinity           nodeaffinity.RequiredNodeAffinity
 	hasNodeAffinity        bool
 	toleratesUnschedulable bool
-	// mountsClaims: the pod mounts a PersistentVolumeClaim or an ephemeral
-	// volume. The others skip every volume check.
-	mountsClaims bool
 
 	// State derived from the rest of the snapshot, valid for generation.
 	generation uint64
 	fresh      bool
 	podFailure Result // a failure that holds on every node (PreFilter)
 	volumes    []volumeTopology
-	binding    bindingState
+	// binding is set for pods that mount claims only.
+	binding *bindingState
 	spread     spreadState
 	affinity   affinityState
 	// dra is set for pods with resource claims only: the others pay
@@ -101,7 +99,9 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
-	pc.mountsClaims = mountsClaims(pod)
+	if mountsClaims(pod) {
+		pc.binding = &bindingState{}
+	}
 	return pc
 }
 
@@ -120,7 +120,7 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.checkNodeLocal(ni); !r.Fits() {
 		return r
 	}
-	if pc.mountsClaims {
+	if pc.binding != nil {
 		if r := pc.checkBinding(ni); !r.Fits() {
 			return r
 		}
@@ -148,7 +148,7 @@ func (pc *PodCheck) refresh() {
 	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
-	if pc.mountsClaims {
+	if pc.binding != nil {
 		pc.volumes = pc.volumes[:0]
 		if r := pc.prepareBinding(); !r.Fits() {
 			pc.podFailure = r

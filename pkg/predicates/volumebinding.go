@@ -91,7 +91,7 @@ func bindingFailure(format string, args ...any) Result {
 // not the pod's own ephemeral claim, or unbound without waiting for its
 // first consumer makes the pod unschedulable everywhere.
 func (pc *PodCheck) prepareBinding() Result {
-	b := &pc.binding
+	b := pc.binding
 	b.bound, b.unbound, b.matchOrder = b.bound[:0], b.unbound[:0], b.matchOrder[:0]
 	defer b.sortMatchOrder()
 	for i := range pc.pod.Spec.Volumes {
@@ -249,7 +249,7 @@ func (pc *PodCheck) addBound(volume, key, pvName string) Result {
 // affinity admits the node, and every unbound claim finds a static volume
 // there or can be provisioned there.
 func (pc *PodCheck) checkBinding(ni *snapshot.NodeInfo) Result {
-	b := &pc.binding
+	b := pc.binding
 	if len(b.bound) == 0 && len(b.unbound) == 0 {
 		return Result{}
 	}
@@ -271,7 +271,7 @@ func (pc *PodCheck) checkBinding(ni *snapshot.NodeInfo) Result {
 }
 
 func (pc *PodCheck) checkUnbound(node *v1.Node) Result {
-	b := &pc.binding
+	b := pc.binding
 	for i := range b.unbound {
 		u := &b.unbound[i]
 		if u.hasSelectedNode && u.selectedNode != node.Name {
