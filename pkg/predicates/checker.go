@@ -54,9 +54,9 @@ type PodCheck struct {
 	podFailure Result // a failure that holds on every node (PreFilter)
 	volumes    []volumeTopology
 	// binding is set for pods that mount claims only.
-	binding *bindingState
-	spread     spreadState
-	affinity   affinityState
+	binding  *bindingState
+	spread   spreadState
+	affinity affinityState
 	// dra is set for pods with resource claims only: the others pay
 	// nothing for Dynamic Resource Allocation.
 	dra *draCheck
