@@ -1,7 +1,8 @@
 // Package predicates answers whether a pod can be placed on a node the way
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
-// nodes, host ports, volume binding (bound volumes' node affinity, claims
+// nodes, host ports, volume restrictions (ReadWriteOncePod claims in use,
+// in-tree disks mounted twice), volume binding (bound volumes' node affinity, claims
 // bound at the first consumer), volume zones, topology spread (DoNotSchedule),
 // required inter-pod affinity and anti-affinity, and Dynamic Resource
 // Allocation (devices for the pod's ResourceClaims, allocated by
@@ -53,8 +54,10 @@ type PodCheck struct {
 	fresh      bool
 	podFailure Result // a failure that holds on every node (PreFilter)
 	volumes    []volumeTopology
-	// binding is set for pods that mount claims only.
+	// binding is set for pods that mount claims only, restrict for those
+	// and pods with in-tree disks.
 	binding  *bindingState
+	restrict *restrictionState
 	spread   spreadState
 	affinity affinityState
 	// dra is set for pods with resource claims only: the others pay
@@ -102,6 +105,9 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	if mountsClaims(pod) {
 		pc.binding = &bindingState{}
 	}
+	if needsRestrictions(pod) {
+		pc.restrict = &restrictionState{}
+	}
 	return pc
 }
 
@@ -119,6 +125,11 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	}
 	if r := pc.checkNodeLocal(ni); !r.Fits() {
 		return r
+	}
+	if pc.restrict != nil {
+		if r := pc.checkRestrictions(ni); !r.Fits() {
+			return r
+		}
 	}
 	if pc.binding != nil {
 		if r := pc.checkBinding(ni); !r.Fits() {
@@ -148,6 +159,12 @@ func (pc *PodCheck) refresh() {
 	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
+	if pc.restrict != nil {
+		if r := pc.prepareRestrictions(); !r.Fits() {
+			pc.podFailure = r
+			return
+		}
+	}
 	if pc.binding != nil {
 		pc.volumes = pc.volumes[:0]
 		if r := pc.prepareBinding(); !r.Fits() {

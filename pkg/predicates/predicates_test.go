@@ -119,7 +119,7 @@ func TestPredicates(t *testing.T) {
 		{"claim bound at first consumer", cluster{nodes: twoZones, setup: volumes("b")},
 			builder.Pod("p").Claim("unbound").Build(), predicates.Fits, "fits"},
 		{"missing claim", cluster{nodes: twoZones, setup: volumes("a")},
-			builder.Pod("p").Claim("ghost").Build(), predicates.VolumeBinding, "volume ghost: PersistentVolumeClaim default/ghost not found"},
+			builder.Pod("p").Claim("ghost").Build(), predicates.VolumeRestrictions, "volume ghost: PersistentVolumeClaim default/ghost not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ const (
 	NodeAffinity
 	NodePorts
 	NodeResourcesFit
+	VolumeRestrictions
 	VolumeBinding
 	VolumeZone
 	PodTopologySpread
@@ -28,7 +29,7 @@ const (
 )
 
 var predicateNames = [...]string{"", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-	"NodePorts", "NodeResourcesFit", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+	"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 
 func (p Predicate) String() string { return predicateNames[p] }
 
@@ -59,6 +60,8 @@ const (
 	ReasonInvalidClaim
 	ReasonVolumeNodeAffinity
 	ReasonVolumeBindConflict
+	ReasonReadWriteOncePod
+	ReasonDiskConflict
 )
 
 // Result is the outcome of checking one pod against one node. The zero
@@ -117,6 +120,10 @@ func (r Result) Message(subject string) string {
 		return fmt.Sprintf("%s is not in the topology of volume %s (%s)", subject, r.Detail, r.Detail2)
 	case ReasonVolumeNodeAffinity:
 		return fmt.Sprintf("%s is outside the node affinity of %s, which needs %s", subject, r.Detail, r.Detail2)
+	case ReasonReadWriteOncePod:
+		return fmt.Sprintf("PersistentVolumeClaim %s is ReadWriteOncePod and pod %s uses it", r.Detail, r.Detail2)
+	case ReasonDiskConflict:
+		return fmt.Sprintf("volume %s: pod %s on %s mounts the same disk", r.Detail, r.Detail2, subject)
 	case ReasonVolumeBindConflict:
 		return fmt.Sprintf("%s cannot bind %s: %s", subject, r.Detail, r.Detail2)
 	case ReasonVolumeUnresolvable, ReasonInvalidPod:

@@ -75,7 +75,7 @@ func TestVolumeBinding(t *testing.T) {
 			storage{claims: []*v1.PersistentVolumeClaim{builder.VolumeClaim("data").BoundTo("gone").Build()}},
 			builder.Pod("p").Claim("data").Build(), predicates.VolumeBinding, "volume data: PersistentVolume gone of claim default/data not found"},
 		{"missing claim",
-			storage{}, builder.Pod("p").Claim("data").Build(), predicates.VolumeBinding, "volume data: PersistentVolumeClaim default/data not found"},
+			storage{}, builder.Pod("p").Claim("data").Build(), predicates.VolumeRestrictions, "volume data: PersistentVolumeClaim default/data not found"},
 		{"claim being deleted",
 			storage{volumes: []*v1.PersistentVolume{builder.Volume("pv-a").Build()}, claims: []*v1.PersistentVolumeClaim{deleting}},
 			builder.Pod("p").Claim("going").Build(), predicates.VolumeBinding, "PersistentVolumeClaim default/going is being deleted"},

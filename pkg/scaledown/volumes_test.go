@@ -55,3 +55,18 @@ func TestVolumePodMovesWithinItsZone(t *testing.T) {
 		t.Errorf("moves %v, want model-cache->a2", got)
 	}
 }
+
+// A pod on a ReadWriteOncePod claim is the claim's one user: it may still
+// move, its own use does not count against it.
+func TestReadWriteOncePodPodMoves(t *testing.T) {
+	c := zonalVolumeCluster(t, true)
+	claim := c.snap.PersistentVolumeClaim("default", "cache").DeepCopy()
+	claim.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}
+	if err := c.snap.SetPersistentVolumeClaim(claim); err != nil {
+		t.Fatal(err)
+	}
+	plan := newPlanner(t, immediate()).Plan(c.input(t0))
+	if got := evictions(removal(t, plan, "a1")); !slices.Equal(got, []string{"model-cache->a2"}) {
+		t.Errorf("moves %v, want model-cache->a2", got)
+	}
+}

@@ -16,6 +16,11 @@ func volumeFeatures(c *Cluster, p *v1.Pod) []string {
 		}
 	}
 	for _, vol := range p.Spec.Volumes {
+		if d := diskFeature(&vol); d != "" {
+			f = append(f, d)
+			add(diskOnSomeNode(c, &vol), "disk:onNode")
+			continue
+		}
 		name := p.Name + "-" + vol.Name
 		if vol.PersistentVolumeClaim != nil {
 			name = vol.PersistentVolumeClaim.ClaimName
@@ -28,6 +33,9 @@ func volumeFeatures(c *Cluster, p *v1.Pod) []string {
 			continue
 		}
 		pvc := c.PersistentVolumeClaims[i]
+		if vol.PersistentVolumeClaim != nil && slices.Contains(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
+			f = append(f, rwopFeature(c, p, pvc.Name))
+		}
 		if vol.Ephemeral != nil {
 			owned := len(pvc.OwnerReferences) == 1 && pvc.OwnerReferences[0].UID == p.UID
 			add(!owned, "ephemeral:notOwned")
@@ -89,4 +97,48 @@ func pvFeatures(pv *v1.PersistentVolume) []string {
 		}
 	}
 	return f
+}
+
+// rwopFeature: a ReadWriteOncePod claim nobody else uses, one a running pod
+// of the namespace uses, or one only a pod of another namespace names.
+func rwopFeature(c *Cluster, p *v1.Pod, claim string) string {
+	tag := "rwop:free"
+	for _, q := range c.Pods {
+		for _, v := range q.Spec.Volumes {
+			if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != claim {
+				continue
+			}
+			if q.Namespace == p.Namespace {
+				return "rwop:inUse"
+			}
+			tag = "rwop:otherNamespace"
+		}
+	}
+	return tag
+}
+
+func diskFeature(v *v1.Volume) string {
+	switch {
+	case v.GCEPersistentDisk != nil:
+		return "disk:gcePersistentDisk"
+	case v.AWSElasticBlockStore != nil:
+		return "disk:awsElasticBlockStore"
+	case v.ISCSI != nil:
+		return "disk:iscsi"
+	case v.RBD != nil:
+		return "disk:rbd"
+	}
+	return ""
+}
+
+// diskOnSomeNode: a running pod mounts a disk of the same kind.
+func diskOnSomeNode(c *Cluster, v *v1.Volume) bool {
+	for _, q := range c.Pods {
+		for i := range q.Spec.Volumes {
+			if diskFeature(&q.Spec.Volumes[i]) == diskFeature(v) {
+				return true
+			}
+		}
+	}
+	return false
 }

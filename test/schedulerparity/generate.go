@@ -114,6 +114,7 @@ func GenerateWith(r *rand.Rand, o Options) (*Cluster, *v1.Pod) {
 		c.Pods = append(c.Pods, g.runningPod(i, c.Nodes))
 	}
 	pending := g.pendingPod(c)
+	g.addDisks(c, pending)
 	g.addDRA(c, pending)
 	return c, pending
 }

@@ -52,13 +52,14 @@ func (g *gen) volumeClasses() []*storagev1.StorageClass {
 // pre-bound, lost, being deleted, or bound to a missing volume; all legal
 // states that make the whole pod unschedulable.
 func (g *gen) addVolumes(c *Cluster, p *v1.Pod) {
-	if g.chance(0.5) {
+	if g.chance(0.8) {
 		g.staticVolumes(c, p.Namespace)
 	}
 	for j := range 1 + g.n(2) {
 		claim := fmt.Sprintf("data-%d", j)
 		if pvc := g.claim(c, claim, p.Namespace, j); pvc != nil {
 			c.PersistentVolumeClaims = append(c.PersistentVolumeClaims, pvc)
+			g.readWriteOncePod(c, pvc)
 		}
 		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{
 			Name:         fmt.Sprintf("vol-%d", j),
@@ -142,7 +143,8 @@ func (g *gen) shapeLocalClaim(pvc *v1.PersistentVolumeClaim) {
 // staticVolumes adds local volumes of localClass, each on one node or in
 // one zone, mostly available, some taken or reserved for a claim.
 func (g *gen) staticVolumes(c *Cluster, ns string) {
-	for k := range 1 + g.n(4) {
+	reserved := map[string]bool{}
+	for k := range 2 + g.n(5) {
 		name := fmt.Sprintf("local-%d", k)
 		pv := &v1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("pv-uid-" + name)},
@@ -177,6 +179,12 @@ func (g *gen) staticVolumes(c *Cluster, ns string) {
 			pv.Status.Phase = v1.VolumeReleased
 		case x < 0.2: // reserved for one of the pending pod's claims, or another's
 			claim := fmt.Sprintf("data-%d", g.n(3))
+			if reserved[claim] {
+				// Two volumes reserved for one claim: the scheduler takes
+				// whichever its map yields first.
+				break
+			}
+			reserved[claim] = true
 			uid := types.UID("")
 			if g.chance(0.3) {
 				uid = types.UID("pvc-uid-" + ns + "-" + claim)
@@ -296,4 +304,61 @@ func (g *gen) volumeAffinity() *v1.NodeSelector {
 		ns.NodeSelectorTerms = append(ns.NodeSelectorTerms, v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{req()}})
 	}
 	return ns
+}
+
+// readWriteOncePod sometimes makes a claim ReadWriteOncePod and mounts it in
+// a running pod (of the claim's namespace or not: only the same namespace
+// counts).
+func (g *gen) readWriteOncePod(c *Cluster, pvc *v1.PersistentVolumeClaim) {
+	if !g.chance(0.2) {
+		return
+	}
+	pvc.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}
+	if pvc.Status.Phase == v1.ClaimBound {
+		pvc.Status.AccessModes = pvc.Spec.AccessModes
+	}
+	for _, pv := range c.PersistentVolumes {
+		if pv.Name == pvc.Spec.VolumeName {
+			pv.Spec.AccessModes = pvc.Spec.AccessModes
+		}
+	}
+	if len(c.Pods) == 0 || !g.chance(0.5) {
+		return
+	}
+	user := pick(g, c.Pods)
+	user.Spec.Volumes = append(user.Spec.Volumes, v1.Volume{Name: "shared-" + pvc.Name,
+		VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}})
+}
+
+// addDisks gives some running pods and the pending pod in-tree disks
+// (GCE PD, AWS EBS, iSCSI, RBD) drawn from a few, so that a node may mount
+// the pending pod's disk already, read-only or not.
+func (g *gen) addDisks(c *Cluster, pending *v1.Pod) {
+	if !g.chance(0.15) {
+		return
+	}
+	for _, p := range c.Pods {
+		if g.chance(0.3) {
+			p.Spec.Volumes = append(p.Spec.Volumes, g.disk())
+		}
+	}
+	pending.Spec.Volumes = append(pending.Spec.Volumes, g.disk())
+}
+
+func (g *gen) disk() v1.Volume {
+	ro := g.chance(0.4)
+	var src v1.VolumeSource
+	switch g.n(4) {
+	case 0:
+		src.GCEPersistentDisk = &v1.GCEPersistentDiskVolumeSource{PDName: pick(g, []string{"pd-1", "pd-2"}), ReadOnly: ro}
+	case 1:
+		src.AWSElasticBlockStore = &v1.AWSElasticBlockStoreVolumeSource{VolumeID: pick(g, []string{"vol-1", "vol-2"}), ReadOnly: ro}
+	case 2:
+		src.ISCSI = &v1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: pick(g, []string{"iqn.2001-04.com.example:disk1", "iqn.2001-04.com.example:disk2"}),
+			Lun: 0, ISCSIInterface: "default", ReadOnly: ro} // defaulted as the API server would
+	default:
+		src.RBD = &v1.RBDVolumeSource{CephMonitors: distinct(g, []string{"10.0.0.1:6789", "10.0.0.2:6789", "10.0.0.3:6789"}),
+			RBDImage: pick(g, []string{"img-1", "img-2"}), RBDPool: "rbd", RadosUser: "admin", Keyring: "/etc/ceph/keyring", ReadOnly: ro}
+	}
+	return v1.Volume{Name: "disk", VolumeSource: src}
 }

@@ -195,11 +195,11 @@ func TestVolumeZone(t *testing.T) {
 	// topology label are exempt.
 	expect(t, explain(t, c, withClaim("bound")), map[string]string{"a": "", "b": "no available volume zone", "none": ""})
 	expect(t, explain(t, c, withClaim("later")), map[string]string{"a": "", "b": "", "none": ""})
-	// A missing claim rejects the whole pod in PreFilter (VolumeBinding's,
-	// which runs before VolumeZone's).
+	// A missing claim rejects the whole pod in PreFilter (VolumeRestrictions',
+	// which runs before VolumeBinding's and VolumeZone's).
 	got := explain(t, c, withClaim("missing"))
 	expect(t, got, map[string]string{"a": `"missing" not found`})
-	if got["a"].Stage != "PreFilter" || got["a"].Plugin != "VolumeBinding" {
+	if got["a"].Stage != "PreFilter" || got["a"].Plugin != "VolumeRestrictions" {
 		t.Errorf("missing claim: %+v", got["a"])
 	}
 }
