@@ -53,11 +53,9 @@ type PodCheck struct {
 	generation uint64
 	fresh      bool
 	podFailure Result // a failure that holds on every node (PreFilter)
-	volumes    []volumeTopology
-	// binding is set for pods that mount claims only, restrict for those
-	// and pods with in-tree disks.
-	binding  *bindingState
-	restrict *restrictionState
+	// vol is set for pods that mount claims or in-tree disks only: the
+	// others pay a nil test for every volume check.
+	vol      *volumeState
 	spread   spreadState
 	affinity affinityState
 	// dra is set for pods with resource claims only: the others pay
@@ -102,11 +100,9 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
-	if mountsClaims(pod) {
-		pc.binding = &bindingState{}
-	}
-	if needsRestrictions(pod) {
-		pc.restrict = &restrictionState{}
+	claims, restricted := mountsClaims(pod), needsRestrictions(pod)
+	if claims || restricted {
+		pc.vol = &volumeState{claims: claims, restricted: restricted}
 	}
 	return pc
 }
@@ -126,16 +122,8 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.checkNodeLocal(ni); !r.Fits() {
 		return r
 	}
-	if pc.restrict != nil {
-		if r := pc.checkRestrictions(ni); !r.Fits() {
-			return r
-		}
-	}
-	if pc.binding != nil {
-		if r := pc.checkBinding(ni); !r.Fits() {
-			return r
-		}
-		if r := pc.checkVolumeZone(ni); !r.Fits() {
+	if pc.vol != nil {
+		if r := pc.checkVolumes(ni); !r.Fits() {
 			return r
 		}
 	}
@@ -159,19 +147,8 @@ func (pc *PodCheck) refresh() {
 	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
-	if pc.restrict != nil {
-		if r := pc.prepareRestrictions(); !r.Fits() {
-			pc.podFailure = r
-			return
-		}
-	}
-	if pc.binding != nil {
-		pc.volumes = pc.volumes[:0]
-		if r := pc.prepareBinding(); !r.Fits() {
-			pc.podFailure = r
-			return
-		}
-		if r := pc.prepareVolumes(); !r.Fits() {
+	if pc.vol != nil {
+		if r := pc.prepareVolumeState(); !r.Fits() {
 			pc.podFailure = r
 			return
 		}

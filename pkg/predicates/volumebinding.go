@@ -91,7 +91,7 @@ func bindingFailure(format string, args ...any) Result {
 // not the pod's own ephemeral claim, or unbound without waiting for its
 // first consumer makes the pod unschedulable everywhere.
 func (pc *PodCheck) prepareBinding() Result {
-	b := pc.binding
+	b := &pc.vol.binding
 	b.bound, b.unbound, b.matchOrder = b.bound[:0], b.unbound[:0], b.matchOrder[:0]
 	defer b.sortMatchOrder()
 	for i := range pc.pod.Spec.Volumes {
@@ -227,7 +227,7 @@ func (pc *PodCheck) addClaim(volume string, pvc *v1.PersistentVolumeClaim) Resul
 	}
 	u.topology = topologySelectors(class.AllowedTopologies)
 	u.allowed = describeTopology(class.AllowedTopologies)
-	pc.binding.unbound = append(pc.binding.unbound, u)
+	pc.vol.binding.unbound = append(pc.vol.binding.unbound, u)
 	return Result{}
 }
 
@@ -241,7 +241,7 @@ func (pc *PodCheck) addBound(volume, key, pvName string) Result {
 		bv.selector = nodeaffinity.NewLazyErrorNodeSelector(na.Required)
 		bv.needs = describeNodeSelector(na.Required)
 	}
-	pc.binding.bound = append(pc.binding.bound, bv)
+	pc.vol.binding.bound = append(pc.vol.binding.bound, bv)
 	return Result{}
 }
 
@@ -249,7 +249,7 @@ func (pc *PodCheck) addBound(volume, key, pvName string) Result {
 // affinity admits the node, and every unbound claim finds a static volume
 // there or can be provisioned there.
 func (pc *PodCheck) checkBinding(ni *snapshot.NodeInfo) Result {
-	b := pc.binding
+	b := &pc.vol.binding
 	if len(b.bound) == 0 && len(b.unbound) == 0 {
 		return Result{}
 	}
@@ -271,7 +271,7 @@ func (pc *PodCheck) checkBinding(ni *snapshot.NodeInfo) Result {
 }
 
 func (pc *PodCheck) checkUnbound(node *v1.Node) Result {
-	b := pc.binding
+	b := &pc.vol.binding
 	for i := range b.unbound {
 		u := &b.unbound[i]
 		if u.hasSelectedNode && u.selectedNode != node.Name {

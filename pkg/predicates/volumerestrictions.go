@@ -11,7 +11,7 @@ import (
 // restrictionState is what kube-scheduler's VolumeRestrictions plugin
 // needs: the pod's in-tree disks that one node cannot mount twice, and
 // whether a ReadWriteOncePod claim of the pod is in use by another pod.
-// Only pods with such volumes or with claims have one.
+// Only pods with such volumes or with claims fill it.
 type restrictionState struct {
 	// disks are the pod's GCE PD, AWS EBS, iSCSI and RBD volumes.
 	disks []*v1.Volume
@@ -36,7 +36,7 @@ func isRestrictedDisk(v *v1.Volume) bool {
 // mounts by name must exist, and a ReadWriteOncePod claim must not be used
 // by a pod already placed (one user at most, cluster-wide).
 func (pc *PodCheck) prepareRestrictions() Result {
-	rs := pc.restrict
+	rs := &pc.vol.restrict
 	rs.disks = rs.disks[:0]
 	snap, pod := pc.checker.snap, pc.pod
 	for i := range pod.Spec.Volumes {
@@ -94,7 +94,7 @@ func claimUser(snap *snapshot.Snapshot, pod *v1.Pod, claim string) *snapshot.Pod
 // node's pods must not mount one of the pod's disks, unless every mount of
 // a GCE PD, iSCSI or RBD disk is read-only.
 func (pc *PodCheck) checkRestrictions(ni *snapshot.NodeInfo) Result {
-	for _, vol := range pc.restrict.disks {
+	for _, vol := range pc.vol.restrict.disks {
 		for _, existing := range ni.Pods {
 			if diskConflict(vol, existing.Pod) {
 				return Result{Predicate: VolumeRestrictions, Reason: ReasonDiskConflict, Detail: vol.Name, Detail2: snapshot.PodKey(existing.Pod)}
