@@ -15,8 +15,8 @@ import (
 	"github.com/gpuscale/gpuscale/test/e2e/cluster"
 )
 
-// zonalKwokConfig: GPU groups in two zones, zone b cheaper and with one
-// node always there (room for the pod, as far as resources go).
+// zonalKwokConfig: GPU groups in two zones, zone b cheaper and kept at one
+// node by its min size (room for the pod, as far as resources go).
 func zonalKwokConfig(t *testing.T) *kwok.Config {
 	t.Helper()
 	cfg, err := kwok.ParseConfig([]byte(`
@@ -121,12 +121,31 @@ func statefulSet(name string) *appsv1.StatefulSet {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// zonalGPUNode registers a one-GPU node of group in zone, as if scaled up
+// earlier.
+func zonalGPUNode(t *testing.T, c kubernetes.Interface, name, group, zone string) {
+	t.Helper()
+	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"),
+		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1")}
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:      map[string]string{kwok.LabelNodeGroup: group, v1.LabelHostname: name, v1.LabelTopologyZone: zone},
+			Annotations: map[string]string{kwok.AnnotationKwokNode: kwok.AnnotationKwokNodeValue}},
+		Spec:   v1.NodeSpec{Taints: []v1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: v1.TaintEffectNoSchedule}}},
+		Status: v1.NodeStatus{Capacity: rl, Allocatable: rl},
+	}
+	if _, err := c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A StatefulSet replica whose volume is pinned to zone a: the autoscaler
 // scales zone a's group although zone b's is cheaper and has an empty node,
 // the pod runs there, and scale-down (the zone-a node is underused, the
 // zone-b node has room) never removes the zone-a node under it.
 func TestStatefulSetFollowsItsVolumeZone(t *testing.T) {
 	c := cluster.Start(t, cluster.Options{})
+	zonalGPUNode(t, c.Client, "gpu-b-0", "gpu-b", "us-east-1b")
 	zonalVolume(t, c.Client, "data-cache-0", "us-east-1a")
 	a := c.StartAutoscaler(t, zonalKwokConfig(t), fastOptions())
 	defer a.Stop()
