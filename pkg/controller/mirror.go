@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -29,10 +30,19 @@ type mirror struct {
 	nodes   map[string]mirroredNode
 	pods    map[podKey]mirroredPod
 	dra     draKeys
+	// objects are the namespaces and storage objects mirrored.
+	objects objectKeys
 	loop    uint64 // counts syncs; a pod not seen in the latest is gone
 }
 
 type podKey struct{ namespace, name string }
+
+// objectKeys are the namespaces, volumes, claims and storage classes the
+// mirror put in the snapshot, so that those the caches no longer hold are
+// removed.
+type objectKeys struct {
+	namespaces, volumes, claims, classes map[objectKey]bool
+}
 
 // mirroredPod is the object in the snapshot and the sync that last saw it.
 type mirroredPod struct {
@@ -248,66 +258,38 @@ func sortByNode(pods []*v1.Pod) {
 	}
 }
 
-// syncObjects sets the namespaces, volumes, claims and storage classes and
-// forgets those gone; they are few. DRA device classes, claim templates and
-// slices follow, set only where they changed.
+// syncObjects mirrors the namespaces, volumes, claims and storage classes
+// as the pods are: only those that changed are set, and those gone are
+// forgotten. DRA device classes, claim templates and slices follow.
 func (m *mirror) syncObjects(l *listers) error {
 	nss, err := l.namespaces.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	for _, ns := range nss {
-		keep[ns.Name] = true
-		_ = m.snap.SetNamespace(ns)
-	}
-	for _, ns := range m.snap.Namespaces() {
-		if !keep[ns.Name] {
-			m.snap.RemoveNamespace(ns.Name)
-		}
-	}
+	m.objects.namespaces = mirrorObjects(m.objects.namespaces, nss,
+		func(k objectKey) *v1.Namespace { return m.snap.Namespace(k.name) },
+		m.snap.SetNamespace, func(k objectKey) { m.snap.RemoveNamespace(k.name) })
 	pvs, err := l.pvs.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	keep = map[string]bool{}
-	for _, pv := range pvs {
-		keep[pv.Name] = true
-		_ = m.snap.SetPersistentVolume(pv)
-	}
-	for _, pv := range m.snap.PersistentVolumes() {
-		if !keep[pv.Name] {
-			m.snap.RemovePersistentVolume(pv.Name)
-		}
-	}
+	m.objects.volumes = mirrorObjects(m.objects.volumes, pvs,
+		func(k objectKey) *v1.PersistentVolume { return m.snap.PersistentVolume(k.name) },
+		m.snap.SetPersistentVolume, func(k objectKey) { m.snap.RemovePersistentVolume(k.name) })
 	pvcs, err := l.pvcs.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	keep = map[string]bool{}
-	for _, pvc := range pvcs {
-		keep[pvc.Namespace+"/"+pvc.Name] = true
-		_ = m.snap.SetPersistentVolumeClaim(pvc)
-	}
-	for _, pvc := range m.snap.PersistentVolumeClaims() {
-		if !keep[pvc.Namespace+"/"+pvc.Name] {
-			m.snap.RemovePersistentVolumeClaim(pvc.Namespace, pvc.Name)
-		}
-	}
+	m.objects.claims = mirrorObjects(m.objects.claims, pvcs,
+		func(k objectKey) *v1.PersistentVolumeClaim { return m.snap.PersistentVolumeClaim(k.namespace, k.name) },
+		m.snap.SetPersistentVolumeClaim, func(k objectKey) { m.snap.RemovePersistentVolumeClaim(k.namespace, k.name) })
 	classes, err := l.classes.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	keep = map[string]bool{}
-	for _, sc := range classes {
-		keep[sc.Name] = true
-		_ = m.snap.SetStorageClass(sc)
-	}
-	for _, sc := range m.snap.StorageClasses() {
-		if !keep[sc.Name] {
-			m.snap.RemoveStorageClass(sc.Name)
-		}
-	}
+	m.objects.classes = mirrorObjects(m.objects.classes, classes,
+		func(k objectKey) *storagev1.StorageClass { return m.snap.StorageClass(k.name) },
+		m.snap.SetStorageClass, func(k objectKey) { m.snap.RemoveStorageClass(k.name) })
 	if l.dra != nil {
 		return m.syncDRADevices(l.dra)
 	}

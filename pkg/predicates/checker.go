@@ -1,7 +1,9 @@
 // Package predicates answers whether a pod can be placed on a node the way
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
-// nodes, host ports, volume zones, topology spread (DoNotSchedule),
+// nodes, host ports, volume restrictions (ReadWriteOncePod claims in use,
+// in-tree disks mounted twice), volume binding (bound volumes' node affinity, claims
+// bound at the first consumer), volume zones, topology spread (DoNotSchedule),
 // required inter-pod affinity and anti-affinity, and Dynamic Resource
 // Allocation (devices for the pod's ResourceClaims, allocated by
 // k8s.io/dynamic-resource-allocation's structured allocator as
@@ -51,9 +53,11 @@ type PodCheck struct {
 	generation uint64
 	fresh      bool
 	podFailure Result // a failure that holds on every node (PreFilter)
-	volumes    []volumeTopology
-	spread     spreadState
-	affinity   affinityState
+	// vol is set for pods that mount claims or in-tree disks only: the
+	// others pay a nil test for every volume check.
+	vol      *volumeState
+	spread   spreadState
+	affinity affinityState
 	// dra is set for pods with resource claims only: the others pay
 	// nothing for Dynamic Resource Allocation.
 	dra *draCheck
@@ -96,6 +100,10 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
+	claims, restricted := mountsClaims(pod), needsRestrictions(pod)
+	if claims || restricted {
+		pc.vol = &volumeState{claims: claims, restricted: restricted}
+	}
 	return pc
 }
 
@@ -114,8 +122,10 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	if r := pc.checkNodeLocal(ni); !r.Fits() {
 		return r
 	}
-	if r := pc.checkVolumeZone(ni); !r.Fits() {
-		return r
+	if pc.vol != nil {
+		if r := pc.checkVolumes(ni); !r.Fits() {
+			return r
+		}
 	}
 	if r := pc.spread.check(pc.pod, ni.Node); !r.Fits() {
 		return r
@@ -137,10 +147,11 @@ func (pc *PodCheck) refresh() {
 	pc.generation = pc.checker.snap.Generation()
 	pc.fresh = true
 	pc.podFailure = Result{}
-	pc.volumes = pc.volumes[:0]
-	if r := pc.prepareVolumes(); !r.Fits() {
-		pc.podFailure = r
-		return
+	if pc.vol != nil {
+		if r := pc.prepareVolumeState(); !r.Fits() {
+			pc.podFailure = r
+			return
+		}
 	}
 	pc.spread.prepare(pc.checker.snap, pc.pod, pc.nodeAffinity)
 	pc.affinity.prepare(pc.checker.snap, pc.pi)

@@ -231,13 +231,31 @@ func validateClasses(s *snapshot.Snapshot, spec *resourceapi.ResourceClaimSpec, 
 func (pc *PodCheck) checkDRA(ni *snapshot.NodeInfo) Result {
 	d := pc.dra
 	for _, sel := range d.available {
-		if !sel.Match(ni.Node) {
-			return Result{Predicate: DynamicResources, Reason: ReasonClaimNotOnNode}
+		if sel.Match(ni.Node) {
+			continue
 		}
+		// kube-scheduler still runs the allocator for the other claims,
+		// and an error there aborts the pod's cycle rather than refusing
+		// the node.
+		if len(d.toAllocate) > 0 {
+			r := pc.allocateDRA(ni)
+			d.lastNode = nil // the pod does not fit here, whatever was allocated
+			if r.Reason == ReasonInvalidClaim {
+				return r
+			}
+		}
+		return Result{Predicate: DynamicResources, Reason: ReasonClaimNotOnNode}
 	}
 	if len(d.toAllocate) == 0 {
 		return Result{}
 	}
+	return pc.allocateDRA(ni)
+}
+
+// allocateDRA allocates the claims to allocate from the node's devices
+// (the scheduler's allocator run in Filter) and keeps the result for Place.
+func (pc *PodCheck) allocateDRA(ni *snapshot.NodeInfo) Result {
+	d := pc.dra
 	if d.lastNode == ni && d.lastGen == pc.checker.snap.Generation() {
 		return Result{} // allocated here already at this generation
 	}

@@ -115,6 +115,10 @@ func TestDynamicResources(t *testing.T) {
 		{"a CEL expression that does not compile fails everywhere", func(s *snapshot.Snapshot) {
 			mustOK(t, s.SetResourceClaim(builder.Claim("broken").Request("gpu", "gpu.nvidia.com", 1, `device.nope(`).Build()))
 		}, builder.Pod("p").ResourceClaim("broken").Build(), "a:invalid b:invalid c:no-devices"},
+		{"the allocator's error outranks a claim allocated elsewhere, as the scheduler's cycle aborts", func(s *snapshot.Snapshot) {
+			mustOK(t, s.SetResourceClaim(builder.Claim("mine").Request("gpu", "gpu.nvidia.com", 1).Allocated("b", nvidia, []string{"gpu-0"}).Build()))
+			mustOK(t, s.SetResourceClaim(builder.Claim("broken").Request("gpu", "gpu.nvidia.com", 1, `device.nope(`).Build()))
+		}, builder.Pod("p").ResourceClaim("mine").ResourceClaim("broken").Build(), "a:invalid b:invalid c:elsewhere"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

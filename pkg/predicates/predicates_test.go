@@ -48,12 +48,11 @@ func TestPredicates(t *testing.T) {
 	volumes := func(pvZone string) func(*snapshot.Snapshot) {
 		return func(s *snapshot.Snapshot) {
 			_ = s.SetPersistentVolume(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1", Labels: map[string]string{zone: pvZone}}})
-			_ = s.SetPersistentVolumeClaim(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
-				Spec: v1.PersistentVolumeClaimSpec{VolumeName: "pv1"}})
+			_ = s.SetPersistentVolumeClaim(builder.VolumeClaim("data").BoundTo("pv1").Build())
 			class := "late"
 			_ = s.SetPersistentVolumeClaim(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unbound", Namespace: "default"},
 				Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class}})
-			_ = s.SetStorageClass(&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, VolumeBindingMode: &wffc})
+			_ = s.SetStorageClass(&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Provisioner: "pd.csi.storage.gke.io", VolumeBindingMode: &wffc})
 		}
 	}
 	cases := []struct {
@@ -120,7 +119,7 @@ func TestPredicates(t *testing.T) {
 		{"claim bound at first consumer", cluster{nodes: twoZones, setup: volumes("b")},
 			builder.Pod("p").Claim("unbound").Build(), predicates.Fits, "fits"},
 		{"missing claim", cluster{nodes: twoZones, setup: volumes("a")},
-			builder.Pod("p").Claim("ghost").Build(), predicates.VolumeZone, "PersistentVolumeClaim default/ghost not found"},
+			builder.Pod("p").Claim("ghost").Build(), predicates.VolumeRestrictions, "volume ghost: PersistentVolumeClaim default/ghost not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

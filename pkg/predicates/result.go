@@ -20,6 +20,8 @@ const (
 	NodeAffinity
 	NodePorts
 	NodeResourcesFit
+	VolumeRestrictions
+	VolumeBinding
 	VolumeZone
 	PodTopologySpread
 	InterPodAffinity
@@ -27,7 +29,7 @@ const (
 )
 
 var predicateNames = [...]string{"", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-	"NodePorts", "NodeResourcesFit", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+	"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 
 func (p Predicate) String() string { return predicateNames[p] }
 
@@ -56,6 +58,10 @@ const (
 	ReasonClaimNotOnNode
 	ReasonCannotAllocate
 	ReasonInvalidClaim
+	ReasonVolumeNodeAffinity
+	ReasonVolumeBindConflict
+	ReasonReadWriteOncePod
+	ReasonDiskConflict
 )
 
 // Result is the outcome of checking one pod against one node. The zero
@@ -112,6 +118,14 @@ func (r Result) Message(subject string) string {
 		return fmt.Sprintf("Insufficient %s (wants %s, %s has %s free of %s)", r.Resource, w, subject, free, a)
 	case ReasonVolumeZone:
 		return fmt.Sprintf("%s is not in the topology of volume %s (%s)", subject, r.Detail, r.Detail2)
+	case ReasonVolumeNodeAffinity:
+		return fmt.Sprintf("%s is outside the node affinity of %s, which needs %s", subject, r.Detail, r.Detail2)
+	case ReasonReadWriteOncePod:
+		return fmt.Sprintf("PersistentVolumeClaim %s is ReadWriteOncePod and pod %s uses it", r.Detail, r.Detail2)
+	case ReasonDiskConflict:
+		return fmt.Sprintf("volume %s: pod %s on %s mounts the same disk", r.Detail, r.Detail2, subject)
+	case ReasonVolumeBindConflict:
+		return fmt.Sprintf("%s cannot bind %s: %s", subject, r.Detail, r.Detail2)
 	case ReasonVolumeUnresolvable, ReasonInvalidPod:
 		return r.Detail
 	case ReasonSpreadMissingLabel:

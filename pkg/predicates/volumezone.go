@@ -80,7 +80,7 @@ func (pc *PodCheck) addClaimTopology(claim string) Result {
 			continue
 		}
 		if zones, ok := splitZones(value); ok {
-			pc.volumes = append(pc.volumes, volumeTopology{pv: pv.Name, key: key, values: zones})
+			pc.vol.zones = append(pc.vol.zones, volumeTopology{pv: pv.Name, key: key, values: zones})
 		}
 	}
 	return Result{}
@@ -101,7 +101,7 @@ func splitZones(value string) ([]string, bool) {
 }
 
 func (pc *PodCheck) checkVolumeZone(ni *snapshot.NodeInfo) Result {
-	if len(pc.volumes) == 0 {
+	if len(pc.vol.zones) == 0 {
 		return Result{}
 	}
 	labels := ni.Node.Labels
@@ -115,8 +115,8 @@ func (pc *PodCheck) checkVolumeZone(ni *snapshot.NodeInfo) Result {
 	if !constrained {
 		return Result{} // a node with no zone labels accepts any volume
 	}
-	for i := range pc.volumes {
-		vt := &pc.volumes[i]
+	for i := range pc.vol.zones {
+		vt := &pc.vol.zones[i]
 		v, ok := labels[vt.key]
 		if !ok {
 			v, ok = labels[gaZoneLabel(vt.key)]

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/component-helpers/storage/ephemeral"
 
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -30,6 +31,9 @@ type Class struct {
 	// repSpecs are the representative's claim specs, serialized: equal
 	// bytes, equal specs (a compare that allocates nothing per member).
 	repSpecs [][]byte
+	// alone: the representative admits no member (its ephemeral volumes'
+	// claims are bound or placed already, so its fit is its own).
+	alone bool
 }
 
 // Rep is the representative pod.
@@ -48,8 +52,12 @@ func groupClasses(s *snapshot.Snapshot, pods []*v1.Pod) ([]*Class, error) {
 		if len(pod.Spec.ResourceClaims) > 0 {
 			claims = ownClaims(s, pod)
 		}
+		alone := !ephemeralClaimsFresh(s, pod)
 		for _, c := range buckets[sig] {
-			if equivalent(c.Rep().Pod, pod) && (len(pod.Spec.ResourceClaims) == 0 || c.admitsClaims(s, claims)) {
+			if alone {
+				break
+			}
+			if !c.alone && equivalent(c.Rep().Pod, pod) && (len(pod.Spec.ResourceClaims) == 0 || c.admitsClaims(s, claims)) {
 				found = c
 				break
 			}
@@ -65,7 +73,7 @@ func groupClasses(s *snapshot.Snapshot, pods []*v1.Pod) ([]*Class, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := &Class{Pods: []*snapshot.PodInfo{pi}, repClaims: claims}
+		c := &Class{Pods: []*snapshot.PodInfo{pi}, repClaims: claims, alone: alone}
 		c.addClaims(claims)
 		buckets[sig] = append(buckets[sig], c)
 		classes = append(classes, c)
@@ -257,6 +265,10 @@ func sameQuantities(a, b v1.ResourceList) bool {
 	return true
 }
 
+// sameClaims: the same PersistentVolumeClaims by name, and generic
+// ephemeral volumes of the same names and claim templates (each pod's
+// claim is its own, so only the templates can be compared; pods whose
+// ephemeral claims are bound already never share a class).
 func sameClaims(a, b []v1.Volume) bool {
 	claims := func(vs []v1.Volume) []string {
 		var out []string
@@ -267,7 +279,51 @@ func sameClaims(a, b []v1.Volume) bool {
 		}
 		return out
 	}
-	return slices.Equal(claims(a), claims(b))
+	if !slices.Equal(claims(a), claims(b)) {
+		return false
+	}
+	var ea, eb []*v1.Volume
+	for i := range a {
+		if a[i].Ephemeral != nil {
+			ea = append(ea, &a[i])
+		}
+	}
+	for i := range b {
+		if b[i].Ephemeral != nil {
+			eb = append(eb, &b[i])
+		}
+	}
+	if len(ea) != len(eb) {
+		return false
+	}
+	for i := range ea {
+		if ea[i].Name != eb[i].Name || !reflect.DeepEqual(ea[i].Ephemeral, eb[i].Ephemeral) {
+			return false
+		}
+	}
+	return true
+}
+
+// ephemeralClaimsFresh: every generic ephemeral volume's claim is still as
+// its template makes it (not made yet, or made for the pod and neither
+// bound nor given a node). A claim past that ties the pod to its own
+// volume's topology.
+func ephemeralClaimsFresh(s *snapshot.Snapshot, pod *v1.Pod) bool {
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if v.Ephemeral == nil {
+			continue
+		}
+		pvc := s.PersistentVolumeClaim(pod.Namespace, ephemeral.VolumeClaimName(pod, v))
+		if pvc == nil {
+			continue
+		}
+		_, selected := pvc.Annotations["volume.kubernetes.io/selected-node"]
+		if pvc.Spec.VolumeName != "" || selected || pvc.DeletionTimestamp != nil || ephemeral.VolumeIsForPod(pod, pvc) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func priority(p *v1.Pod) int32 {

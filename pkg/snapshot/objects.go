@@ -146,6 +146,9 @@ func (s *Snapshot) SetNamespace(ns *v1.Namespace) error {
 	return nil
 }
 
+// Namespace returns a namespace by name, or nil.
+func (s *Snapshot) Namespace(name string) *v1.Namespace { return s.namespaces[name] }
+
 // NamespaceLabels returns the labels of a namespace, nil when it is unknown.
 func (s *Snapshot) NamespaceLabels(name string) labels.Set {
 	if ns := s.namespaces[name]; ns != nil {

@@ -1,6 +1,7 @@
 package schedulerparity
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -33,12 +34,17 @@ var wantFeatures = []string{
 	"pvc:bound", "pvc:" + wffcClass, "pv:multiZone",
 	"pv:" + v1.LabelTopologyZone, "pv:" + v1.LabelFailureDomainBetaZone, "pv:" + v1.LabelTopologyRegion,
 	"pv:" + v1.LabelFailureDomainBetaRegion, "pv:unlabelled", "nodeName",
+	"pv:nodeAffinity", "pv:nodeAffinity:" + CSIZoneKey, "pv:nodeAffinity:multiTerm", "pvc:" + zonalClass,
+	"pvc:" + localClass, "pvc:selectedNode", "ephemeral:bound", "ephemeral:unbound",
+	"rwop:free", "rwop:otherNamespace", "disk:gcePersistentDisk", "disk:awsElasticBlockStore", "disk:iscsi", "disk:rbd",
+	"disk:onNode",
 }
 
 // infeasibleFeatures must occur, and only in cases no node accepts: no node
 // offers the FPGA resource, and VolumeZone's PreFilter turns away a pod
 // whose claim is missing or unbound in an Immediate class.
-var infeasibleFeatures = []string{"request:" + string(FPGA), "pvc:missing", "pvc:" + immediateClass + ":unbound"}
+var infeasibleFeatures = []string{"request:" + string(FPGA), "pvc:missing", "pvc:" + immediateClass + ":unbound",
+	"pvc:prebound", "pvc:lost", "pvc:deleting", "pv:missing", "ephemeral:notOwned", "rwop:inUse"}
 
 // features tags a generated case with what it exercises.
 func features(c *Cluster, p *v1.Pod) []string {
@@ -127,29 +133,7 @@ func features(c *Cluster, p *v1.Pod) []string {
 			f = append(f, "spread:nodeTaintsPolicy:"+string(*t.NodeTaintsPolicy))
 		}
 	}
-	for _, vol := range p.Spec.Volumes {
-		i := slices.IndexFunc(c.PersistentVolumeClaims, func(c *v1.PersistentVolumeClaim) bool {
-			return c.Namespace == p.Namespace && c.Name == vol.PersistentVolumeClaim.ClaimName
-		})
-		switch {
-		case i < 0:
-			f = append(f, "pvc:missing")
-		case c.PersistentVolumeClaims[i].Spec.VolumeName == "":
-			cls := *c.PersistentVolumeClaims[i].Spec.StorageClassName
-			add(cls == wffcClass, "pvc:"+cls)
-			add(cls != wffcClass, "pvc:"+cls+":unbound")
-		default:
-			f = append(f, "pvc:bound")
-			pv := c.PersistentVolumes[slices.IndexFunc(c.PersistentVolumes, func(pv *v1.PersistentVolume) bool {
-				return pv.Name == c.PersistentVolumeClaims[i].Spec.VolumeName
-			})]
-			add(len(pv.Labels) == 0, "pv:unlabelled")
-			for k, v := range pv.Labels {
-				f = append(f, "pv:"+k)
-				add(strings.Contains(v, "__"), "pv:multiZone")
-			}
-		}
-	}
+	f = append(f, volumeFeatures(c, p)...)
 	add(p.Spec.NodeName != "", "nodeName")
 	return append(f, draFeatures(c, p)...)
 }
@@ -160,13 +144,13 @@ func features(c *Cluster, p *v1.Pod) []string {
 // some node rejects it, so a parity run over Generate exercises each path.
 // Run with -v for the tally of rejection reasons.
 func TestGeneratorCoverage(t *testing.T) {
-	seeds := int64(1000)
+	seeds := int64(3000)
 	if testing.Short() {
 		seeds = 300
 	}
 	reasons := map[string]int{}  // "plugin: reason" of each rejected node
 	seen := map[string]*[2]int{} // feature -> cases with [a feasible, an infeasible] node
-	var feasible, infeasible, podsWithNoNode int
+	var feasible, infeasible, podsWithNoNode, aborted int
 	for seed := int64(0); seed < seeds; seed++ {
 		c, p := Generate(rand.New(rand.NewSource(seed)))
 		o, err := NewOracle(c)
@@ -174,6 +158,11 @@ func TestGeneratorCoverage(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		verdicts, err := o.Explain(p)
+		var cycle *CycleError
+		if errors.As(err, &cycle) {
+			aborted++ // the scheduler aborts the cycle: no verdicts to tally
+			continue
+		}
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -212,8 +201,8 @@ func TestGeneratorCoverage(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%6d  %s", n, r))
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(lines)))
-	t.Logf("%d cases, %d with no feasible node; node verdicts: %d feasible, %d infeasible; rejections:\n%s",
-		seeds, podsWithNoNode, feasible, infeasible, strings.Join(lines, "\n"))
+	t.Logf("%d cases (%d aborted by a plugin error), %d with no feasible node; node verdicts: %d feasible, %d infeasible; rejections:\n%s",
+		seeds, aborted, podsWithNoNode, feasible, infeasible, strings.Join(lines, "\n"))
 
 	for _, pl := range FilterPlugins {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "/"+pl+":") }) {

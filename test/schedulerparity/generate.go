@@ -98,12 +98,7 @@ func Generate(r *rand.Rand) (*Cluster, *v1.Pod) { return GenerateWith(r, Options
 // GenerateWith is Generate with options.
 func GenerateWith(r *rand.Rand, o Options) (*Cluster, *v1.Pod) {
 	g := &gen{r: r, partitionable: o.PartitionableDevices}
-	c := &Cluster{
-		StorageClasses: []*storagev1.StorageClass{
-			storageClass(wffcClass, storagev1.VolumeBindingWaitForFirstConsumer),
-			storageClass(immediateClass, storagev1.VolumeBindingImmediate),
-		},
-	}
+	c := &Cluster{StorageClasses: g.volumeClasses()}
 	for _, ns := range namespaces {
 		c.Namespaces = append(c.Namespaces, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{
 			Name: ns.name, UID: types.UID("ns-" + ns.name),
@@ -119,6 +114,7 @@ func GenerateWith(r *rand.Rand, o Options) (*Cluster, *v1.Pod) {
 		c.Pods = append(c.Pods, g.runningPod(i, c.Nodes))
 	}
 	pending := g.pendingPod(c)
+	g.addDisks(c, pending)
 	g.addDRA(c, pending)
 	return c, pending
 }
@@ -153,6 +149,9 @@ func (g *gen) node(i int) *v1.Node {
 		l[v1.LabelFailureDomainBetaZone], l[v1.LabelFailureDomainBetaRegion] = zone, regionOf(zone)
 	case x < 0.93:
 		l[v1.LabelFailureDomainBetaZone], l[v1.LabelFailureDomainBetaRegion] = zone, regionOf(zone)
+	}
+	if z, ok := l[v1.LabelTopologyZone]; ok && g.chance(0.6) {
+		l[CSIZoneKey] = z // the CSI node plugin has registered
 	}
 	if g.chance(0.6) {
 		l[RackKey] = pick(g, racks)
@@ -207,82 +206,4 @@ func (g *gen) node(i int) *v1.Node {
 		}
 	}
 	return n
-}
-
-// addVolumes attaches 1–2 PVCs: mostly bound ones whose PV carries some
-// flavour of zone/region label, or unbound ones in a WaitForFirstConsumer
-// class, which VolumeZone must ignore. Rarely the claim is unbound in an
-// Immediate class or does not exist yet; both are legal states that make
-// VolumeZone's PreFilter reject the whole pod.
-func (g *gen) addVolumes(c *Cluster, p *v1.Pod) {
-	for j := range 1 + g.n(2) {
-		claim := fmt.Sprintf("data-%d", j)
-		pvc := &v1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: p.Namespace, UID: types.UID("pvc-uid-" + claim)},
-			Spec: v1.PersistentVolumeClaimSpec{
-				AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Gi")}},
-			},
-			Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
-		}
-		switch x := g.r.Float64(); {
-		case x < 0.03:
-			pvc = nil
-		case x < 0.06:
-			pvc.Spec.StorageClassName = ptr(immediateClass)
-		case x < 0.3:
-			pvc.Spec.StorageClassName = ptr(wffcClass)
-		default:
-			pvName := fmt.Sprintf("pv-%d", j)
-			pvc.Spec.StorageClassName = ptr(immediateClass)
-			pvc.Spec.VolumeName = pvName
-			pvc.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound, AccessModes: pvc.Spec.AccessModes,
-				Capacity: pvc.Spec.Resources.Requests.DeepCopy()}
-			c.PersistentVolumes = append(c.PersistentVolumes, g.pv(pvName, pvc))
-		}
-		if pvc != nil {
-			c.PersistentVolumeClaims = append(c.PersistentVolumeClaims, pvc)
-		}
-		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{
-			Name:         fmt.Sprintf("vol-%d", j),
-			VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}},
-		})
-	}
-}
-
-func (g *gen) pv(name string, pvc *v1.PersistentVolumeClaim) *v1.PersistentVolume {
-	l := map[string]string{}
-	zone, other := pick(g, zones), pick(g, zones)
-	switch g.n(7) {
-	case 0:
-		l[v1.LabelTopologyZone] = zone
-	case 1:
-		if other != zone { // multi-zone volumes join zones with "__"
-			zone += "__" + other
-		}
-		l[v1.LabelTopologyZone] = zone
-	case 2:
-		l[v1.LabelFailureDomainBetaZone] = zone
-	case 3:
-		l[v1.LabelTopologyZone], l[v1.LabelTopologyRegion] = zone, regionOf(zone)
-	case 4:
-		l[v1.LabelTopologyRegion] = regionOf(zone)
-	case 5:
-		l[v1.LabelFailureDomainBetaRegion] = regionOf(zone)
-	}
-	return &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("pv-uid-" + name), Labels: l},
-		Spec: v1.PersistentVolumeSpec{
-			Capacity:    pvc.Spec.Resources.Requests.DeepCopy(),
-			AccessModes: pvc.Spec.AccessModes,
-			PersistentVolumeSource: v1.PersistentVolumeSource{
-				CSI: &v1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-" + name},
-			},
-			ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: pvc.Namespace,
-				Name: pvc.Name, UID: pvc.UID, APIVersion: "v1"},
-			StorageClassName:              immediateClass,
-			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
-		},
-		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
-	}
 }

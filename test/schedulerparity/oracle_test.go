@@ -163,10 +163,14 @@ func TestMatchFieldsNarrowsInPreFilter(t *testing.T) {
 func TestVolumeZone(t *testing.T) {
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	claim := func(name, volume, class string) *v1.PersistentVolumeClaim {
-		return &v1.PersistentVolumeClaim{
+		c := &v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 			Spec:       v1.PersistentVolumeClaimSpec{VolumeName: volume, StorageClassName: &class},
 		}
+		if volume != "" { // bound, as the PersistentVolume controller leaves it
+			c.Annotations = map[string]string{"pv.kubernetes.io/bind-completed": "yes"}
+		}
+		return c
 	}
 	c := &Cluster{
 		Nodes: []*v1.Node{
@@ -178,7 +182,8 @@ func TestVolumeZone(t *testing.T) {
 			Name: "pv", Labels: map[string]string{v1.LabelFailureDomainBetaZone: "zone-a__zone-c"},
 		}}},
 		PersistentVolumeClaims: []*v1.PersistentVolumeClaim{claim("bound", "pv", "std"), claim("later", "", "wffc")},
-		StorageClasses:         []*storagev1.StorageClass{{ObjectMeta: metav1.ObjectMeta{Name: "wffc"}, VolumeBindingMode: &wffc}},
+		StorageClasses: []*storagev1.StorageClass{{ObjectMeta: metav1.ObjectMeta{Name: "wffc"}, Provisioner: "ebs.csi.aws.com",
+			VolumeBindingMode: &wffc}},
 	}
 	withClaim := func(name string) *v1.Pod {
 		p := pod("p", "", nil)
@@ -190,10 +195,11 @@ func TestVolumeZone(t *testing.T) {
 	// topology label are exempt.
 	expect(t, explain(t, c, withClaim("bound")), map[string]string{"a": "", "b": "no available volume zone", "none": ""})
 	expect(t, explain(t, c, withClaim("later")), map[string]string{"a": "", "b": "", "none": ""})
-	// A missing claim rejects the whole pod in PreFilter.
+	// A missing claim rejects the whole pod in PreFilter (VolumeRestrictions',
+	// which runs before VolumeBinding's and VolumeZone's).
 	got := explain(t, c, withClaim("missing"))
 	expect(t, got, map[string]string{"a": `"missing" not found`})
-	if got["a"].Stage != "PreFilter" || got["a"].Plugin != "VolumeZone" {
+	if got["a"].Stage != "PreFilter" || got["a"].Plugin != "VolumeRestrictions" {
 		t.Errorf("missing claim: %+v", got["a"])
 	}
 }

@@ -59,12 +59,15 @@ func runParity(t *testing.T, o Options, share int) (map[predicates.Predicate]int
 	}
 	var disagreements []string
 	byPredicate := map[predicates.Predicate]int{}
-	feasible, infeasible, draCases, aborted := 0, 0, 0, 0
+	feasible, infeasible, draCases, volumeCases, aborted := 0, 0, 0, 0, 0
 	for i := 0; i < cases; i++ {
 		caseSeed := seed + int64(i)
 		c, pod := GenerateWith(rand.New(rand.NewSource(caseSeed)), o)
 		if len(pod.Spec.ResourceClaims) > 0 {
 			draCases++
+		}
+		if len(pod.Spec.Volumes) > 0 {
+			volumeCases++
 		}
 		want, reasons, err := oracleVerdicts(c, pod)
 		var cycle *CycleError
@@ -105,8 +108,8 @@ func runParity(t *testing.T, o Options, share int) (map[predicates.Predicate]int
 			break
 		}
 	}
-	t.Logf("%d cases (%d with resource claims, %d aborted by a plugin error): %d feasible and %d infeasible node verdicts; infeasible by gpuscale predicate: %v",
-		cases, draCases, aborted, feasible, infeasible, byPredicate)
+	t.Logf("%d cases (%d with resource claims, %d with volumes, %d aborted by a plugin error): %d feasible and %d infeasible node verdicts; infeasible by gpuscale predicate: %v",
+		cases, draCases, volumeCases, aborted, feasible, infeasible, byPredicate)
 	if len(disagreements) > 0 {
 		t.Fatalf("%d disagreements (first ones):\n%s", len(disagreements), strings.Join(disagreements, "\n"))
 	}

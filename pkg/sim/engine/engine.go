@@ -157,6 +157,9 @@ func newEngine(opts Options) (*Engine, error) {
 		groupByID: map[string]*groupState{}, pods: map[string]*simPod{},
 	}
 	e.initDaemonSets()
+	if err := e.sc.AddStorage(e.snap); err != nil {
+		return nil, err
+	}
 	if err := e.initGroups(); err != nil {
 		return nil, err
 	}

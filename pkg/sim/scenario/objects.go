@@ -20,6 +20,7 @@ func (t PodTemplate) Spec() v1.PodSpec {
 	spec := v1.PodSpec{
 		Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: t.Requests.DeepCopy()}}},
 		NodeSelector: t.NodeSelector, Tolerations: t.Tolerations, Priority: t.Priority, SchedulerName: t.SchedulerName,
+		Volumes: t.Volumes,
 	}
 	if t.NodeAffinity != nil {
 		spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t.NodeAffinity}}

@@ -70,6 +70,7 @@ func (s *Scenario) SetDefaults() {
 			s.DaemonSets[i].Namespace = "kube-system"
 		}
 	}
+	s.setStorageDefaults()
 	if s.DevicePluginDelay == nil {
 		s.DevicePluginDelay = &metav1.Duration{Duration: DefaultDevicePluginDelay}
 	}
@@ -159,6 +160,7 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("daemonSets[%d].name", i), "must be a DNS label, got %q", d.Name)
 		}
 	}
+	errs = append(errs, s.validateStorage()...)
 	if len(errs) == 0 {
 		errs = s.checkObjects()
 	}

@@ -9,6 +9,7 @@ package scenario
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -50,6 +51,13 @@ type Scenario struct {
 	// whose labels match their node selector; the autoscaler counts them
 	// on template nodes.
 	DaemonSets []DaemonSet `json:"daemonSets,omitempty"`
+	// StorageClasses, PersistentVolumes and PersistentVolumeClaims are the
+	// cluster's storage, as the API has them; pods mount claims through
+	// their template's volumes. No volume controller runs: a claim that
+	// names a volume is bound to it, the others stay unbound.
+	StorageClasses         []storagev1.StorageClass   `json:"storageClasses,omitempty"`
+	PersistentVolumes      []v1.PersistentVolume      `json:"persistentVolumes,omitempty"`
+	PersistentVolumeClaims []v1.PersistentVolumeClaim `json:"persistentVolumeClaims,omitempty"`
 }
 
 // DaemonSet is a pod on every matching node.
@@ -135,6 +143,10 @@ type PodTemplate struct {
 	// autoscaler acts only for pods of default-scheduler and of
 	// --bypassed-scheduler-names, as live.
 	SchedulerName string `json:"schedulerName,omitempty"`
+	// Volumes the pods mount: PersistentVolumeClaims by name (every replica
+	// mounts the same claim) or generic ephemeral volumes (a claim per pod,
+	// from the template).
+	Volumes []v1.Volume `json:"volumes,omitempty"`
 }
 
 // Deployment is a long-running set of replicas.
