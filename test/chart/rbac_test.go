@@ -400,7 +400,7 @@ func TestShardRBACFollowsTheStatusConfigMapNames(t *testing.T) {
     status-config-map-name: shard-a-status
     shard-peer-status-config-map: [shard-b-status, shard-c-status]
 `, []string{"shard-a-status"}, []string{"shard-b-status", "shard-c-status"}},
-		{"upstream extraArgs, one peer", `extraArgs:
+		{"upstream extraArgs with one peer", `extraArgs:
   status-config-map-name: shard-b-status
   shard-peer-status-config-map: shard-a-status
 `, []string{"shard-b-status"}, []string{"shard-a-status"}},
