@@ -1,6 +1,7 @@
 package autoscaler_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,5 +67,41 @@ func TestStartingNodeIsUnreadyToScaleDown(t *testing.T) {
 	}
 	if got := only(step(t, a, autoscaler.Input{Now: t0.Add(20 * time.Minute), Snapshot: s}), "remove"); got != "remove fresh" {
 		t.Errorf("at 20m %q, want the node that never finished starting removed", got)
+	}
+}
+
+// A group found outside its bounds when autoscaling starts is left there
+// until a change is needed, as upstream without
+// --enforce-node-group-min-size: below its minimum nothing is added for
+// the minimum's sake and nothing removed; above its maximum, idle nodes go
+// as anywhere else, and no pending pod makes it grow further.
+func TestGroupOutsideItsBoundsWaitsForAChange(t *testing.T) {
+	s := snapshot.New()
+	tmpl := builder.Node("t").CPU("4").Memory("16Gi").Build()
+	below := builder.NodeGroup("below").Min(3).Max(5).Target(1).Template(tmpl).Build()
+	above := builder.NodeGroup("above").Min(0).Max(1).Target(2).Template(tmpl).Build()
+	for _, g := range []snapshot.NodeGroup{below, above} {
+		if err := s.SetNodeGroup(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, group := range map[string]string{"b1": "below", "a1": "above", "a2": "above"} {
+		if err := s.AddNodeInGroup(node(name, t0.Add(-time.Hour)), group); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAutoscaler(t)
+	var removed []string
+	for m := 0; m <= 11; m++ {
+		plan := step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
+		if got := only(plan, "scale-up"); got != "" {
+			t.Fatalf("at %dm %q: no pod needs a node", m, got)
+		}
+		if got := only(plan, "remove"); got != "" {
+			removed = append(removed, fmt.Sprintf("%dm: %s", m, got))
+		}
+	}
+	if len(removed) != 1 || removed[0] != "10m: remove a1,a2" {
+		t.Errorf("removals %q, want the idle nodes of the group above its maximum removed after the unneeded time, none of the group below its minimum", removed)
 	}
 }
