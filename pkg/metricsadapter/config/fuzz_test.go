@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/gpuscale/gpuscale/examples"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/naming"
 )
 
 // FuzzParse feeds the rules reader arbitrary documents. It must never
-// panic, and whatever it accepts must compile into serving rules: the
+// panic; whatever it accepts must compile into serving rules (the
 // validator and the compiler must agree, or a configuration accepted at
-// start would fail on the first request.
+// start would fail on the first request) and must have no key given twice
+// (the JSON it becomes would silently keep the last).
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		examples.GPUUtilizationAdapterValues,
@@ -23,6 +26,9 @@ func FuzzParse(f *testing.F) {
 		"rules:\n- seriesQuery: up\n  resources: {template: '<<.Group>>_<<.Resource>>'}\n  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
 		"rules: []\n", "", "null", "# nothing\n", "rules: 3\n", "{", "rules:\n- seriesQuery: up{\n",
 		"resourceRules: {cpu: {containerQuery: x}}\n",
+		// Keys given twice, at the top and inside a rule.
+		"rules: []\nrules: []\n",
+		"rules:\n- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n  metricsQuery: up\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -30,6 +36,9 @@ func FuzzParse(f *testing.F) {
 		cfg, err := config.Parse(data)
 		if err != nil {
 			return
+		}
+		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+			t.Fatalf("accepted a document the strict reader refuses: %v\n%s", err, data)
 		}
 		for i, r := range cfg.Rules {
 			if _, err := naming.Compile(fmt.Sprintf("rules[%d]", i), r, false); err != nil {

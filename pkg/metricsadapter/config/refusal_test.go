@@ -139,3 +139,25 @@ func TestPrometheusURLErrorsHideCredentials(t *testing.T) {
 		t.Errorf("error %v: want prometheus.url named and its user information hidden", err)
 	}
 }
+
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	rule := "- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n"
+	for name, doc := range map[string]string{
+		"top-level rules twice": "rules:\n" + rule + "rules: []\n",
+		"metricsQuery twice": "rules:\n" + rule +
+			"  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
+		"override label twice": "rules:\n- seriesQuery: up\n  resources:\n    overrides:\n      pod: {resource: pod}\n      pod: {resource: node}\n" +
+			"  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
+		"helm prometheus url twice": "prometheus:\n  url: http://a\n  url: http://b\nrules: {custom: []}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse([]byte(doc))
+			if err == nil {
+				t.Fatalf("accepted %q as %+v", doc, cfg)
+			}
+			if !strings.Contains(err.Error(), "already set") || !strings.Contains(err.Error(), "line ") {
+				t.Errorf("error %q does not name the repeated key and its line", err)
+			}
+		})
+	}
+}
