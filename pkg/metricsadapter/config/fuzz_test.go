@@ -3,6 +3,7 @@ package config_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -54,44 +55,43 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzTemplate renders arbitrary metricsQuery templates with the sample
-// arguments: parsing and executing a template must fail cleanly, never
-// panic, and a template that renders must render the same twice.
+// arguments through the bounded renderer: parsing and executing a template
+// must fail cleanly, never panic, stay within the output limit and finish
+// within the time limit (the renderer abandons it), and a template that
+// renders must render the same twice.
 func FuzzTemplate(f *testing.F) {
 	for _, seed := range []string{
 		"avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
 		"sum(<<.Series>>{<<.LabelMatchers>>}) by (<<range $i, $l := .GroupBySlice>><<if $i>>,<<end>><<$l>><<end>>)",
 		"<<index .LabelValuesByName \"pod\">>", "<<index .GroupBySlice 5>>", "<<.Nope>>", "<<", "<<template \"x\">>",
 		"<<define \"x\">><<template \"x\">><<end>><<template \"x\">>", "<<len .Series>>", "<<printf \"%d\" 1>>",
+		// Output without bound.
+		"up<<range 1000000000>> + 1<<end>>", "up<<range 3000000>> + 1<<end>>",
+		"<<define \"x\">>up + <<template \"x\">><<end>><<template \"x\">>",
 	} {
 		f.Add(seed)
 	}
 	args := config.QueryArgs{Series: "s", LabelMatchers: `pod="p"`, LabelValuesByName: map[string]string{"pod": "p"},
 		GroupBy: "pod", GroupBySlice: []string{"pod"}}
+	lim := config.CheckLimits()
 	f.Fuzz(func(t *testing.T, text string) {
 		tpl, err := config.NewTemplate("fuzz", text)
 		if err != nil {
 			return
 		}
-		var a, b limitedWriter
-		if tpl.Execute(&a, args) != nil {
+		start := time.Now()
+		a, err := config.Render(tpl, args, lim)
+		if took := time.Since(start); took > lim.Timeout+time.Second {
+			t.Fatalf("template %q rendered in %v, over the %v limit", text, took, lim.Timeout)
+		}
+		if err != nil {
 			return
 		}
-		_ = tpl.Execute(&b, args)
-		if a.String() != b.String() {
-			t.Fatalf("template %q rendered %q, then %q", text, a.String(), b.String())
+		if len(a) > lim.MaxBytes {
+			t.Fatalf("template %q rendered %d bytes, over the %d limit", text, len(a), lim.MaxBytes)
+		}
+		if b, _ := config.Render(tpl, args, lim); a != b {
+			t.Fatalf("template %q rendered %q, then %q", text, a, b)
 		}
 	})
 }
-
-// limitedWriter stops a template that writes without end (recursion).
-type limitedWriter struct{ buf []byte }
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if len(w.buf)+len(p) > 1<<20 {
-		return 0, fmt.Errorf("template output over 1 MiB")
-	}
-	w.buf = append(w.buf, p...)
-	return len(p), nil
-}
-
-func (w *limitedWriter) String() string { return string(w.buf) }

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEmptyConfigurationIsRefused(t *testing.T) {
@@ -157,6 +158,41 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "already set") || !strings.Contains(err.Error(), "line ") {
 				t.Errorf("error %q does not name the repeated key and its line", err)
+			}
+		})
+	}
+}
+
+func TestUnboundedTemplatesAreRefusedWithTheirRule(t *testing.T) {
+	rule := func(query string) string {
+		return "rules:\n- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n" +
+			"- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: '" + query + "'\n"
+	}
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"output without end", rule("up<<range 1000000000>> + 1<<end>>"), []string{"rules[1].metricsQuery", "more than 64 KiB"}},
+		{"three million terms", rule("up<<range 3000000>> + 1<<end>>"), []string{"rules[1].metricsQuery", "more than 64 KiB"}},
+		{"recursion that writes", rule(`<<define "x">>up + <<template "x">><<end>><<template "x">>`), []string{"rules[1].metricsQuery"}},
+		{"loop that writes nothing", rule("up<<range 20000000000>><<end>>"), []string{"rules[1].metricsQuery", "ran for over 1s"}},
+		{"resource template without end", "rules:\n- seriesQuery: up\n  resources: {template: '<<.Resource>><<range 1000000000>>x<<end>>'}\n  metricsQuery: up\n",
+			[]string{"rules[0].resources.template", "more than 64 KiB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Parse([]byte(tc.doc))
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("Parse took %v; the limits should stop it within seconds", took)
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
 			}
 		})
 	}
