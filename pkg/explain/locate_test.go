@@ -125,16 +125,16 @@ func TestServiceProxyURL(t *testing.T) {
 func TestServiceProxyURLRefusesWhatLeavesTheService(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://prometheus.monitoring.svc:9090/../../../../api/v1/namespaces/kube-system/secrets": `segment ".."`,
-		"http://prometheus.monitoring.svc:9090/a/./b":                                              `segment "."`,
-		"http://prometheus.monitoring.svc:9090/%2e%2e/%2e%2e/api":                                  "escaped characters",
-		"http://prometheus.monitoring.svc:9090/a%2Fb":                                              "escaped characters",
-		"http://Prometheus.monitoring.svc:9090":                                                    `service name "Prometheus"`,
-		"http://prometheus.kube_system.svc:9090":                                                   `namespace "kube_system"`,
-		"http://prometheus.monitoring.svc:0":                                                       `port "0"`,
-		"http://prometheus.monitoring.svc:99999":                                                   `port "99999"`,
-		"http://prometheus.monitoring.svc:9090/api?x=1":                                            "query",
-		"ftp://prometheus.monitoring.svc:9090":                                                     `scheme "ftp"`,
-		"http://admin:hunter2@prometheus.monitoring.svc:9090/..":                                   `segment ".."`,
+		"http://prometheus.monitoring.svc:9090/a/./b":                                             `segment "."`,
+		"http://prometheus.monitoring.svc:9090/%2e%2e/%2e%2e/api":                                 "escaped characters",
+		"http://prometheus.monitoring.svc:9090/a%2Fb":                                             "escaped characters",
+		"http://Prometheus.monitoring.svc:9090":                                                   `service name "Prometheus"`,
+		"http://prometheus.kube_system.svc:9090":                                                  `namespace "kube_system"`,
+		"http://prometheus.monitoring.svc:0":                                                      `port "0"`,
+		"http://prometheus.monitoring.svc:99999":                                                  `port "99999"`,
+		"http://prometheus.monitoring.svc:9090/api?x=1":                                           "query",
+		"ftp://prometheus.monitoring.svc:9090":                                                    `scheme "ftp"`,
+		"http://admin:hunter2@prometheus.monitoring.svc:9090/..":                                  `segment ".."`,
 	} {
 		got, ok, err := ServiceProxyURL("https://api:6443", in)
 		if err == nil || ok {
