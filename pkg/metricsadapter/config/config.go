@@ -11,12 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/redact"
 	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
@@ -103,7 +103,7 @@ type resourceRule struct {
 
 // Load reads and parses the file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ConfigFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading metrics adapter config: %w", err)
 	}

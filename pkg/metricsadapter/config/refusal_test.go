@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +197,16 @@ func TestUnboundedTemplatesAreRefusedWithTheirRule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("rules: []\n"+strings.Repeat("#", 4<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over the 4 MiB limit") {
+		t.Errorf("a config over 4 MiB: %v; want it refused naming the file and the limit", err)
 	}
 }

@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
@@ -30,7 +30,7 @@ const (
 
 // Load reads and parses the scenario file at path.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ScenarioFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}

@@ -187,3 +187,14 @@ workloads:
 		}
 	}
 }
+
+func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(path, []byte(minimal+strings.Repeat("#", 16<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over the 16 MiB limit") {
+		t.Errorf("a scenario over 16 MiB: %v; want it refused naming the file and the limit", err)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 )
 
 // table is a CSV file read by column name, each cell's position kept.
@@ -29,7 +31,7 @@ type table struct {
 
 // readTable reads a CSV with a header row.
 func readTable(name string, r io.Reader) (*table, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(inputlimit.Lines(name, r, inputlimit.TraceLineBytes))
 	cr.ReuseRecord = false
 	header, err := cr.Read()
 	if err != nil {
