@@ -89,11 +89,11 @@ func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, 
 			return nil, fmt.Errorf("%w: %w", ErrTooLong, t.cellError(i, cols[0], "%s is %s after the first request (line %d), more than the %s a trace may span",
 				t.str(i, cols[0]), seconds(at-reqs[0].at), t.line(0), o.MaxSpan))
 		}
-		ctx, err := t.count(i, cols[1], "a token count", true)
+		ctx, err := t.count(i, cols[1], "a token count", true, maxTraceTokens)
 		if err != nil {
 			return nil, err
 		}
-		gen, err := t.count(i, cols[2], "a token count", true)
+		gen, err := t.count(i, cols[2], "a token count", true, maxTraceTokens)
 		if err != nil {
 			return nil, err
 		}
