@@ -150,6 +150,9 @@ prices:
 		"zones: [us-central1-a, us-central1-a]\n":               `zones[1]: "us-central1-a" is listed twice`,
 		"refreshInterval: -1s\n":                                "refreshInterval: must not be negative",
 		"prices: {accelerators: {nvidia-l4: {onDemand: -1}}}\n": "prices.accelerators.nvidia-l4: prices must not be negative",
+		// A value the field's own decoder refuses, and a NaN, name the field.
+		"refreshInterval: 1000000000h\n":                          `refreshInterval: time: invalid duration "1000000000h"`,
+		"prices: {accelerators: {nvidia-l4: {onDemand: .nan}}}\n": "prices.accelerators.nvidia-l4.onDemand: line 1: .nan is not a number",
 	}
 	for in, want := range bad {
 		if _, err := ParseConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
