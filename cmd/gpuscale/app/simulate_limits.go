@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,6 +60,11 @@ func validateSimulateFlags(f *simulateFlags) error {
 	var errs []error
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: "+format, append([]any{flag}, args...)...))
+	}
+	for i, c := range f.compare {
+		if strings.Trim(c, " ,") == "" {
+			bad("compare", "%d is empty; give the settings of that run as --set takes them (expander=price), got %q", i+1, c)
+		}
 	}
 	if f.azureBucket <= 0 {
 		bad("azure-bucket", "must be positive, got %s", f.azureBucket)

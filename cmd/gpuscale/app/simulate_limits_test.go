@@ -38,6 +38,8 @@ func TestSimulateRefusesBadValuesNamingTheFlag(t *testing.T) {
 		{[]string{"--max-memory=lots"}, `--max-memory: want a quantity of bytes such as 8Gi or 512Mi (0: no bound), got "lots"`},
 		{[]string{"--max-virtual-time=-1h"}, "--max-virtual-time: must not be negative, got -1h0m0s"},
 		{[]string{"--duration=48h", "--max-virtual-time=24h"}, "--max-virtual-time 24h0m0s: scenario seed-walkthrough runs for 48h0m0s"},
+		{[]string{"--compare=expander=price", "--compare="}, `--compare: 2 is empty; give the settings of that run as --set takes them (expander=price), got ""`},
+		{[]string{"--compare", " , "}, `--compare: 1 is empty`},
 	} {
 		out, err := execute(t, append([]string{"simulate", "--builtin", "seed-walkthrough", "--no-progress", "--quiet"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
