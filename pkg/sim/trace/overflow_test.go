@@ -3,6 +3,7 @@ package trace
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const podHeader = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
@@ -75,5 +76,21 @@ func TestTraceOverflowsAreRefusedWithTheCell(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A bucket far smaller than the trace would make a curve of billions of
+// points: refused with the numbers, not allocated.
+func TestAzureCurveIsBounded(t *testing.T) {
+	csv := "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,1,1\n2023-11-16 19:00:00,1,1\n"
+	_, err := AzureLoad("azure.csv", strings.NewReader(csv), AzureOptions{Bucket: time.Nanosecond})
+	if err == nil || !strings.Contains(err.Error(), "azure.csv: a trace of 1h0m0s in buckets of 1ns would be a curve of 3600000000001 points, over the 604800 limit") {
+		t.Errorf("AzureLoad with 1ns buckets: %v", err)
+	}
+	if _, err := AzureLoad("azure.csv", strings.NewReader(csv), AzureOptions{Bucket: time.Millisecond}); err == nil || !strings.Contains(err.Error(), "3600001 points, over the 604800 limit") {
+		t.Errorf("AzureLoad with 1ms buckets: %v", err)
+	}
+	if pts, err := AzureLoad("azure.csv", strings.NewReader(csv), AzureOptions{Bucket: time.Second}); err != nil || len(pts) != 3602 {
+		t.Errorf("1s buckets over an hour: %d points, %v", len(pts), err)
 	}
 }
