@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,43 @@ workloads:
 	var le *engine.LimitError
 	if !errors.As(err, &le) || le.Option != "MaxMemory" || !strings.Contains(err.Error(), "workloads[0] has submitted") {
 		t.Fatalf("err = %v, want a MaxMemory refusal while the pods are made", err)
+	}
+}
+
+// Starting a group of n nodes takes time in proportion to n: four times
+// the nodes may take about four times as long, never the sixteen times a
+// count of the group's nodes at every add gave.
+func TestStartingAGroupIsLinearInItsSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times two runs")
+	}
+	start := func(nodes int) time.Duration {
+		s := parse(t, fmt.Sprintf(`name: big
+duration: 1m
+nodeGroups:
+- name: cpu
+  minSize: %d
+  maxSize: %d
+  pricePerHour: 1
+  capacity: {cpu: "8", memory: 32Gi}
+workloads:
+- name: w
+  jobs: [{at: 1m, count: 1, duration: 1m}]
+  pod: {requests: {cpu: "1"}}
+`, nodes, nodes))
+		best := time.Duration(math.MaxInt64)
+		for range 2 {
+			begin := time.Now()
+			res := run(t, s)
+			best = min(best, time.Since(begin))
+			if res.Groups[0].PeakNodes != nodes {
+				t.Fatalf("peak %d nodes, want %d", res.Groups[0].PeakNodes, nodes)
+			}
+		}
+		return best
+	}
+	small, large := start(2500), start(10000)
+	if ratio := float64(large) / float64(small); ratio > 9 {
+		t.Errorf("10,000 nodes took %v, 2,500 took %v: %.1f times as long for 4 times the nodes", large, small, ratio)
 	}
 }
