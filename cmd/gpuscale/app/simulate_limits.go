@@ -89,6 +89,28 @@ func simulationContext(cmd *cobra.Command) (context.Context, context.CancelFunc)
 	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
+// untilDone runs f and waits for it or for ctx, whichever ends first. Code
+// that cannot be interrupted (the lower bound's solver) is left running
+// when ctx ends; the command returns and the process exits with it.
+func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+}
+
 // applyMemoryLimit makes the garbage collector keep the heap under the
 // bound (the engine stops the run if live data goes past it anyway).
 func applyMemoryLimit(l simulateLimits) {

@@ -173,3 +173,19 @@ func TestMaxMemoryDefault(t *testing.T) {
 		}
 	}
 }
+
+// The wait for work that cannot be interrupted ends with the context.
+func TestUntilDoneEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block := make(chan struct{})
+	defer close(block)
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start := time.Now()
+	_, err := untilDone(ctx, func() (int, error) { <-block; return 1, nil })
+	if err == nil || !strings.Contains(err.Error(), "interrupted: context canceled") || time.Since(start) > 5*time.Second {
+		t.Errorf("untilDone = %v after %v, want it interrupted at once", err, time.Since(start))
+	}
+	if v, err := untilDone(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Errorf("untilDone = %d, %v", v, err)
+	}
+}

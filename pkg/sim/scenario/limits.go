@@ -19,5 +19,5 @@ const (
 	// loop runs every few seconds, so finer samples show nothing more.
 	MinSampleInterval = time.Second
 	// MaxSamples bounds duration / sampleInterval.
-	MaxSamples = 1_000_000
+	MaxSamples = 10_000_000
 )

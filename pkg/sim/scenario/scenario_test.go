@@ -212,7 +212,7 @@ func TestScenarioLimits(t *testing.T) {
 			"nodeGroups[0].maxSize: must be at most 100000 (the simulator holds every node in memory), got 100000000"},
 		{"a sample every nanosecond", "name: m", "name: m\nsampleInterval: 1ns", "sampleInterval: must be at least 1s, got 1ns"},
 		{"a sample every second for a century", "name: m", "name: m\nduration: 876000h\nsampleInterval: 1s",
-			"sampleInterval: 1s over a duration of 876000h0m0s is 3153600000 samples, over the 1000000 limit"},
+			"sampleInterval: 1s over a duration of 876000h0m0s is 3153600000 samples, over the 10000000 limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := strings.Replace(minimal, c.from, c.to, 1)
