@@ -64,7 +64,11 @@ func FuzzParse(f *testing.F) {
 		for i := range s.Workloads {
 			pods += s.Workloads[i].PodCount()
 		}
-		if pods > 5000 {
+		nodes := 0
+		for _, g := range s.NodeGroups {
+			nodes += *g.InitialSize
+		}
+		if pods > 5000 || nodes > 5000 {
 			return // valid, but too big to start in a fuzz run
 		}
 		ctx, cancel := context.WithCancel(context.Background())
