@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -69,17 +70,38 @@ func parseNodeGroup(value string) (NodeGroupSpec, error) {
 	if len(parts) != 3 || parts[2] == "" {
 		return NodeGroupSpec{}, bad("three parts, the name not empty")
 	}
-	lo, err1 := strconv.Atoi(parts[0])
-	hi, err2 := strconv.Atoi(parts[1])
+	lo, err := nodeGroupSize("min", parts[0])
+	if err != nil {
+		return NodeGroupSpec{}, bad(err.Error())
+	}
+	hi, err := nodeGroupSize("max", parts[1])
+	if err != nil {
+		return NodeGroupSpec{}, bad(err.Error())
+	}
 	switch {
-	case err1 != nil || err2 != nil:
-		return NodeGroupSpec{}, bad("min and max must be whole numbers")
 	case lo < 0:
 		return NodeGroupSpec{}, bad("min must not be negative")
 	case lo > hi:
 		return NodeGroupSpec{}, bad(fmt.Sprintf("min %d is above max %d", lo, hi))
 	}
 	return NodeGroupSpec{Min: lo, Max: hi, Name: parts[2]}, nil
+}
+
+// maxNodeGroupSize bounds --nodes sizes: a node group's sizes are int32 in
+// the cloud APIs and in upstream's status.
+const maxNodeGroupSize = math.MaxInt32
+
+// nodeGroupSize parses min or max of --nodes: digits, at most
+// maxNodeGroupSize.
+func nodeGroupSize(what, s string) (int, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || err == nil && n > maxNodeGroupSize:
+		return 0, fmt.Errorf("%s %s is above the largest node group size, %d", what, s, maxNodeGroupSize)
+	case err != nil:
+		return 0, fmt.Errorf("%s %q must be a whole number written in digits", what, s)
+	}
+	return int(n), nil
 }
 
 // parseAutoDiscovery parses one --node-group-auto-discovery value; that

@@ -97,6 +97,12 @@ func (f *Flags) Apply(settings []Setting) error {
 	return errors.Join(errs...)
 }
 
+// IsDecisionFlag says whether name (without dashes) is a decision flag,
+// profile included: what --set and --compare take.
+func IsDecisionFlag(name string) bool {
+	return name == "profile" || New().fs.Lookup(name) != nil
+}
+
 // Parse returns the decision for a list of setting groups applied in
 // order over the defaults (the scenario's, then --set, then one --compare),
 // validated.

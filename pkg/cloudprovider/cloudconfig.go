@@ -2,7 +2,8 @@ package cloudprovider
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 )
 
 // LoadCloudConfig reads the --cloud-config file at path and decodes it with
@@ -13,7 +14,7 @@ func LoadCloudConfig[T any](path string, parse func([]byte) (*T, error)) (*T, er
 	if path == "" {
 		return new(T), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ConfigFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--cloud-config: %w", err)
 	}

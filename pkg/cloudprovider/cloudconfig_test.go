@@ -46,3 +46,15 @@ func TestLoadCloudConfig(t *testing.T) {
 		t.Errorf("missing file: error %v, want os.ErrNotExist naming --cloud-config and the path", err)
 	}
 }
+
+func TestLoadCloudConfigRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("#", 4<<20+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadCloudConfig(path, parseTestConfig)
+	if err == nil || !strings.Contains(err.Error(), "--cloud-config") || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), "over the 4 MiB limit") {
+		t.Errorf("a 4 MiB + 1 file: %v; want it refused naming the flag, the file and the limit", err)
+	}
+}

@@ -54,6 +54,12 @@ type Options struct {
 	Logger *slog.Logger
 	// ShutdownTimeout bounds the HTTP server's graceful stop (default 5s).
 	ShutdownTimeout time.Duration
+	// SyncWarnInterval is how often a warning says that the nodes and pods
+	// have not been read yet (default 10s): an API server that cannot be
+	// reached would otherwise leave the start silent.
+	SyncWarnInterval time.Duration
+	// APIServer names the API server in that warning (no credentials).
+	APIServer string
 }
 
 // Simulator serves simulated dcgm-exporter metrics and the load endpoint.
@@ -89,6 +95,9 @@ func New(opts Options) (*Simulator, error) {
 	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 5 * time.Second
+	}
+	if opts.SyncWarnInterval <= 0 {
+		opts.SyncWarnInterval = 10 * time.Second
 	}
 	s := &Simulator{opts: opts, loads: NewLoadBook(opts.Clock), alloc: newAllocator(), registry: prometheus.NewRegistry()}
 
@@ -145,10 +154,23 @@ func (s *Simulator) Registry() *prometheus.Registry { return s.registry }
 func (s *Simulator) Start(ctx context.Context) error {
 	s.nodeFactory.Start(ctx.Done())
 	s.podFactory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
-		return fmt.Errorf("dcgmsim: informer caches did not sync: %w", context.Cause(ctx))
+	synced := make(chan bool, 1)
+	go func() { synced <- cache.WaitForCacheSync(ctx.Done(), s.synced...) }()
+	start := s.opts.Clock.Now()
+	for {
+		warn := s.opts.Clock.NewTimer(s.opts.SyncWarnInterval)
+		select {
+		case ok := <-synced:
+			warn.Stop()
+			if !ok {
+				return fmt.Errorf("dcgmsim: informer caches did not sync: %w", context.Cause(ctx))
+			}
+			return nil
+		case <-warn.C():
+			s.opts.Logger.Warn("dcgm-sim: still waiting to list nodes and pods; is the API server reachable, and may this identity list them?",
+				"apiServer", s.opts.APIServer, "waited", s.opts.Clock.Since(start).Round(time.Second))
+		}
 	}
-	return nil
 }
 
 // Handler serves /metrics and /healthz: what Prometheus scrapes.

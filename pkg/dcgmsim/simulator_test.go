@@ -2,12 +2,15 @@ package dcgmsim
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +18,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
@@ -302,4 +307,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
+}
+
+// An API server that cannot be listed from leaves the start waiting; a
+// warning says so at every interval, naming the server.
+func TestStartSaysWhileItWaitsForTheAPIServer(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("list", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("connection refused")
+	})
+	var logs safeBuffer
+	sim, err := New(Options{Client: client, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		SyncWarnInterval: 20 * time.Millisecond, APIServer: "https://10.0.0.1:6443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := sim.Start(ctx); err == nil {
+		t.Fatal("Start returned nil without the caches synced")
+	}
+	out := logs.String()
+	if !strings.Contains(out, "still waiting to list nodes and pods") || !strings.Contains(out, "apiServer=https://10.0.0.1:6443") {
+		t.Errorf("no warning while waiting:\n%s", out)
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -152,3 +152,36 @@ func TestNodeGroup(t *testing.T) {
 		t.Errorf("unknown group: %v", err)
 	}
 }
+
+// The upstream Cluster Autoscaler writes a status of the same name and
+// layout, without gpuscale's safeToAutoscale: explain says whose it is
+// rather than reading the missing field as the health brake.
+func TestClusterStatusNotWrittenByGpuscale(t *testing.T) {
+	upstream := `time: 2026-11-26 09:59:55 +0000 UTC
+autoscalerStatus: Running
+clusterWide:
+  health:
+    status: Healthy
+    nodeCounts:
+      registered: {total: 3, ready: 3, notStarted: 0}
+  scaleUp:
+    status: NoActivity
+  scaleDown:
+    status: NoCandidates
+`
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-status", Namespace: "kube-system"},
+		Data: map[string]string{status.Key: upstream}}
+	_, err := explainer(t, nil, cm).Cluster(context.Background())
+	if err == nil {
+		t.Fatal("a status without safeToAutoscale was explained as gpuscale's")
+	}
+	for _, want := range []string{"status ConfigMap kube-system/cluster-autoscaler-status was not written by gpuscale",
+		"no safeToAutoscale field", "autoscalerStatus Running", "upstream Cluster Autoscaler"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "health brake") {
+		t.Errorf("error %q speaks of the health brake", err)
+	}
+}

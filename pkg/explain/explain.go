@@ -159,6 +159,11 @@ func (e *Explainer) status(ctx context.Context) (*status.Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status ConfigMap %s/%s: %w", ns, name, err)
 	}
+	if !status.WrittenByGpuscale(text) {
+		return nil, fmt.Errorf("status ConfigMap %s/%s was not written by gpuscale: it has no safeToAutoscale field%s. "+
+			"The upstream Cluster Autoscaler writes a status of the same name: if it runs, or ran last, this is its status, not gpuscale's; "+
+			"is gpuscale running with --write-status-configmap=true, and is the upstream autoscaler stopped?", ns, name, foreignStatusSummary(d))
+	}
 	return d, nil
 }
 
@@ -201,4 +206,20 @@ func notFound(kind, name string, err error) error {
 		return fmt.Errorf("%s %s not found", kind, name)
 	}
 	return fmt.Errorf("%s %s: %w", kind, name, err)
+}
+
+// foreignStatusSummary names what a status not written by gpuscale says
+// of itself: " (autoscalerStatus Running, written 2026-11-26T10:00:00Z)".
+func foreignStatusSummary(d *status.Document) string {
+	var parts []string
+	if d.AutoscalerStatus != "" {
+		parts = append(parts, "autoscalerStatus "+d.AutoscalerStatus)
+	}
+	if d.Time != "" {
+		parts = append(parts, "written "+d.Time)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -136,7 +135,7 @@ func (l *AdapterLocator) locate(ctx context.Context, group string) (*AdapterRule
 	}
 	client, err := l.prometheus(rules.PrometheusURL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return NewAdapterRules(AdapterRulesOptions{Rules: rules, Source: source, Prometheus: client, Mapper: l.o.Mapper})
 }
@@ -205,32 +204,13 @@ func (l *AdapterLocator) deploymentPrometheus(ctx context.Context, ns, name stri
 // when the URL names an in-cluster Service and a proxy is configured.
 func (l *AdapterLocator) prometheus(raw string) (*prom.Client, error) {
 	if l.o.Transport != nil && l.o.ProxyHost != "" {
-		if proxied, ok := ServiceProxyURL(l.o.ProxyHost, raw); ok {
+		proxied, ok, err := ServiceProxyURL(l.o.ProxyHost, raw)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			return prom.New(prom.Options{URL: proxied, Transport: l.o.Transport})
 		}
 	}
 	return prom.New(prom.Options{URL: raw})
-}
-
-// ServiceProxyURL turns http(s)://NAME.NAMESPACE.svc[.DOMAIN][:PORT]/PATH
-// into the API server's proxy path for that Service; false for other URLs.
-func ServiceProxyURL(apiServer, raw string) (string, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		return "", false
-	}
-	parts := strings.Split(u.Hostname(), ".")
-	if len(parts) < 3 || parts[2] != "svc" {
-		return "", false
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	// The proxy names a Service port as SCHEME:NAME:PORT.
-	return fmt.Sprintf("%s/api/v1/namespaces/%s/services/%s:%s:%s/proxy%s", strings.TrimSuffix(apiServer, "/"),
-		parts[1], u.Scheme, parts[0], port, strings.TrimSuffix(u.Path, "/")), true
 }

@@ -107,14 +107,70 @@ func TestServiceProxyURL(t *testing.T) {
 		{"https://thanos.obs.svc", "https://api:6443/api/v1/namespaces/obs/services/https:thanos:443/proxy"},
 	}
 	for _, tc := range cases {
-		got, ok := ServiceProxyURL("https://api:6443/", tc.in)
-		if !ok || got != tc.want {
-			t.Errorf("ServiceProxyURL(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		got, ok, err := ServiceProxyURL("https://api:6443/", tc.in)
+		if err != nil || !ok || got != tc.want {
+			t.Errorf("ServiceProxyURL(%q) = %q, %v, %v; want %q", tc.in, got, ok, err, tc.want)
 		}
 	}
 	for _, direct := range []string{"http://127.0.0.1:9090", "http://prometheus.example.com", "http://prometheus:9090"} {
-		if got, ok := ServiceProxyURL("https://api:6443", direct); ok {
-			t.Errorf("ServiceProxyURL(%q) = %q; want it called directly", direct, got)
+		if got, ok, err := ServiceProxyURL("https://api:6443", direct); ok || err != nil {
+			t.Errorf("ServiceProxyURL(%q) = %q, %v; want it called directly", direct, got, err)
 		}
+	}
+}
+
+// A Service URL whose parts would leave the Service's proxy path is
+// refused with the part named, never followed with the caller's
+// credentials.
+func TestServiceProxyURLRefusesWhatLeavesTheService(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://prometheus.monitoring.svc:9090/../../../../api/v1/namespaces/kube-system/secrets": `segment ".."`,
+		"http://prometheus.monitoring.svc:9090/a/./b":                                             `segment "."`,
+		"http://prometheus.monitoring.svc:9090/%2e%2e/%2e%2e/api":                                 "escaped characters",
+		"http://prometheus.monitoring.svc:9090/a%2Fb":                                             "escaped characters",
+		"http://Prometheus.monitoring.svc:9090":                                                   `service name "Prometheus"`,
+		"http://prometheus.kube_system.svc:9090":                                                  `namespace "kube_system"`,
+		"http://prometheus.monitoring.svc:0":                                                      `port "0"`,
+		"http://prometheus.monitoring.svc:99999":                                                  `port "99999"`,
+		"http://prometheus.monitoring.svc:9090/api?x=1":                                           "query",
+		"ftp://prometheus.monitoring.svc:9090":                                                    `scheme "ftp"`,
+		"http://admin:hunter2@prometheus.monitoring.svc:9090/..":                                  `segment ".."`,
+	} {
+		got, ok, err := ServiceProxyURL("https://api:6443", in)
+		if err == nil || ok {
+			t.Errorf("ServiceProxyURL(%q) = %q, %v; want it refused", in, got, ok)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ServiceProxyURL(%q): %v; want it to say %s and print no password", in, err, want)
+		}
+	}
+}
+
+// A ConfigMap that points Prometheus at another API path through ".."
+// gets an error naming the ConfigMap, and no request is made.
+func TestAdapterLocatorRefusesAProxyPathOutOfTheService(t *testing.T) {
+	var paths []string
+	apiServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.RawPath+" "+r.URL.Path)
+		fmt.Fprint(w, `{"status":"success","data":[]}`)
+	}))
+	defer apiServer.Close()
+	values := "prometheus:\n  url: http://prometheus.monitoring.svc\n  port: 9090\n  path: /../../../../api/v1/namespaces/kube-system/secrets\n" +
+		"rules:\n  custom:\n  " + strings.ReplaceAll(strings.TrimPrefix(plainRules, "rules:\n"), "\n", "\n  ")
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gpuscale-metrics-adapter", Namespace: "monitoring"},
+		Data: map[string]string{AdapterConfigKey: values}}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{apiServiceResource: "APIServiceList"},
+		apiService("v1beta1.custom.metrics.k8s.io", "monitoring", "gpuscale-metrics-adapter"))
+	l := NewAdapterLocator(LocatorOptions{Client: fake.NewClientset(cm), Dynamic: dyn, Mapper: testMapper(),
+		Transport: http.DefaultTransport, ProxyHost: apiServer.URL})
+	_, err := l.Custom(context.Background(), CustomMetric{Namespace: "default", Kind: schema.GroupKind{Kind: "Pod"},
+		Names: []string{"web-1"}, Metric: "gpu_utilization", Selector: labels.Everything()})
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap monitoring/gpuscale-metrics-adapter") || !strings.Contains(err.Error(), `segment ".."`) {
+		t.Errorf("err = %v; want the ConfigMap and the segment named", err)
+	}
+	if len(paths) > 0 {
+		t.Errorf("requests were made through the proxy: %q", paths)
 	}
 }

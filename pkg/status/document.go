@@ -165,6 +165,18 @@ func Parse(text string) (*Document, error) {
 	return &d, nil
 }
 
+// WrittenByGpuscale says whether the ConfigMap's text carries
+// safeToAutoscale, a field gpuscale always writes and the upstream Cluster
+// Autoscaler, which writes a document of the same name and layout, never
+// does. Without it a Document's SafeToAutoscale is false only because it
+// is absent, and must not be read as the health brake holding.
+func WrittenByGpuscale(text string) bool {
+	var probe struct {
+		SafeToAutoscale *bool `json:"safeToAutoscale"`
+	}
+	return yaml.Unmarshal([]byte(text), &probe) == nil && probe.SafeToAutoscale != nil
+}
+
 // Marshal writes the Document as the ConfigMap's text.
 func (d *Document) Marshal() (string, error) {
 	b, err := blockYAML(d)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/dcgmsim"
+	"github.com/gpuscale/gpuscale/pkg/redact"
 )
 
 // DCGMSimConfig holds the dcgm-sim flags.
@@ -61,7 +62,8 @@ See docs/dcgm-sim.md.`,
 				return fmt.Errorf("--kubeconfig %q: %w", cfg.Kubeconfig, err)
 			}
 			logger := slog.Default()
-			sim, err := dcgmsim.New(dcgmsim.Options{Client: client, Node: cfg.Node, DriverVersion: cfg.DriverVersion, Logger: logger})
+			sim, err := dcgmsim.New(dcgmsim.Options{Client: client, Node: cfg.Node, DriverVersion: cfg.DriverVersion, Logger: logger,
+				APIServer: redact.URL(restConfig.Host)})
 			if err != nil {
 				return err
 			}

@@ -102,6 +102,9 @@ func runExplain(ctx context.Context, f explainFlags, namespaceSet bool, args []s
 	if namespaceSet && f.Namespace == "" {
 		return fmt.Errorf("-n/--namespace: must not be empty")
 	}
+	if f.Timeout <= 0 {
+		return fmt.Errorf("--timeout: must be positive, got %s", f.Timeout)
+	}
 	// Arguments are checked before any connection, so that a wrong form
 	// gets its message without a cluster.
 	if _, err := explain.ParseTargets(args, explain.Namespace{Value: f.Namespace, Set: namespaceSet}); err != nil {

@@ -23,6 +23,8 @@ func TestExplainRefusesBeforeConnecting(t *testing.T) {
 		{[]string{"explain", "node", "n1", "--namespace", "kube-system"}, "--autoscaler-namespace"},
 		{[]string{"explain", "pod", "web", "-n", ""}, "-n/--namespace: must not be empty"},
 		{[]string{"explain"}, "requires at least 1 arg"},
+		{[]string{"explain", "cluster", "--timeout=-1s"}, "--timeout: must be positive, got -1s"},
+		{[]string{"explain", "cluster", "--timeout=0s"}, "--timeout: must be positive, got 0s"},
 	}
 	for _, tc := range cases {
 		cmd := NewRootCommand()

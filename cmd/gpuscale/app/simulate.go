@@ -1,6 +1,8 @@
 package app
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -160,9 +162,17 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		if res == nil {
 			return limitError(err, f.limits)
 		}
-		run, rerr := report.NewRun(s, res)
+		// The lower bounds can take minutes for hundreds of node groups:
+		// a signal stops the wait for them too. A run stopped by a signal
+		// still gets its report, which the next signal stops.
+		reportCtx, reportStop := ctx, context.CancelFunc(func() {})
+		if ctx.Err() != nil {
+			reportCtx, reportStop = simulationContext(cmd)
+		}
+		run, rerr := untilDone(reportCtx, func() (report.Run, error) { return report.NewRun(s, res) })
+		reportStop()
 		if rerr != nil {
-			return rerr
+			return fmt.Errorf("run %d (%s): computing its lower bound: %w", i+1, cmp.Or(res.Label, s.Name), rerr)
 		}
 		runs = append(runs, run)
 		if err != nil { // stopped early: report what was measured

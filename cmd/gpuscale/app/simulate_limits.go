@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,13 +23,10 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/sim/trace"
 )
 
-// Defaults of the simulator's bounds: a year of virtual time (the longest
-// public trace, Alibaba's, spans about 150 days), and 8 GiB, several times
-// what the largest built-in scenario and trace need.
-const (
-	defaultMaxVirtualTime = 366 * 24 * time.Hour
-	defaultMaxMemory      = "8Gi"
-)
+// defaultMaxVirtualTime bounds a run's virtual time: a year (the longest
+// public trace, Alibaba's, spans about 150 days). The memory bound's
+// default is defaultMaxMemory.
+const defaultMaxVirtualTime = 366 * 24 * time.Hour
 
 // simulateLimits bound a run: how much virtual time it may simulate and how
 // much memory it may hold.
@@ -40,8 +38,8 @@ type simulateLimits struct {
 func addLimitFlags(fs *pflag.FlagSet, l *simulateLimits) {
 	fs.DurationVar(&l.maxVirtualTime, "max-virtual-time", defaultMaxVirtualTime,
 		"Refuse a run that would simulate more virtual time than this (a trace's span, a scenario's duration); 0: no bound.")
-	fs.StringVar(&l.maxMemory, "max-memory", defaultMaxMemory,
-		"Stop a run, with the report so far, once the process holds more memory than this (a quantity: 8Gi, 512Mi); 0: no bound.")
+	fs.StringVar(&l.maxMemory, "max-memory", defaultMaxMemory(),
+		"Stop a run, with the report so far, once the process holds more memory than this (a quantity: 8Gi, 512Mi); 0: no bound. Default: three quarters of the machine's (or cgroup's) memory, at most 8Gi.")
 }
 
 // memoryBytes is --max-memory in bytes; validateSimulateFlags has checked it.
@@ -60,8 +58,13 @@ func validateSimulateFlags(f *simulateFlags) error {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: "+format, append([]any{flag}, args...)...))
 	}
-	if f.azureBucket <= 0 {
-		bad("azure-bucket", "must be positive, got %s", f.azureBucket)
+	for i, c := range f.compare {
+		if strings.Trim(c, " ,") == "" {
+			bad("compare", "%d is empty; give the settings of that run as --set takes them (expander=price), got %q", i+1, c)
+		}
+	}
+	if f.azureBucket < time.Second {
+		bad("azure-bucket", "must be at least 1s, got %s", f.azureBucket)
 	}
 	if !(f.timeScale > 0) || math.IsInf(f.timeScale, 0) {
 		bad("time-scale", "must be positive and finite, got %s", strconv.FormatFloat(f.timeScale, 'g', -1, 64))
@@ -84,6 +87,28 @@ func validateSimulateFlags(f *simulateFlags) error {
 // reports what it measured so far.
 func simulationContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// untilDone runs f and waits for it or for ctx, whichever ends first. Code
+// that cannot be interrupted (the lower bound's solver) is left running
+// when ctx ends; the command returns and the process exits with it.
+func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
 }
 
 // applyMemoryLimit makes the garbage collector keep the heap under the

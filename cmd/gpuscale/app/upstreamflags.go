@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 )
 
 // UnsupportedFlagsDoc is where the upstream flags gpuscale cluster-autoscaler
@@ -65,13 +67,20 @@ func isUnsupportedUpstreamFlag(name string) bool {
 
 // flagError explains an unknown flag of cluster-autoscaler: one the
 // upstream Cluster Autoscaler has is named as such, with the list of those
-// gpuscale lacks; any other is sent to --help. Other errors pass unchanged.
+// gpuscale lacks; any other is sent to --help. A decision flag given to
+// simulate is sent to --set. Other errors pass unchanged.
 func flagError(cmd *cobra.Command, err error) error {
 	var unknown *pflag.NotExistError
-	if cmd.Name() != "cluster-autoscaler" || !errors.As(err, &unknown) {
+	if !errors.As(err, &unknown) {
 		return err
 	}
 	name := unknown.GetSpecifiedName()
+	if cmd.Name() == "simulate" && unknown.GetSpecifiedShortnames() == "" && autoscalerflags.IsDecisionFlag(name) {
+		return fmt.Errorf("%w: a decision flag of cluster-autoscaler, which simulate takes in --set (or --compare): --set %s=VALUE", err, name)
+	}
+	if cmd.Name() != "cluster-autoscaler" {
+		return err
+	}
 	if unknown.GetSpecifiedShortnames() == "" && isUnsupportedUpstreamFlag(name) {
 		return fmt.Errorf("%w: an upstream Cluster Autoscaler flag that gpuscale does not support; "+
 			"the flags gpuscale lacks, and what to use instead, are listed at %s", err, UnsupportedFlagsDoc)

@@ -78,6 +78,9 @@ func TestUnknownFlagMessages(t *testing.T) {
 		{[]string{"cluster-autoscaler", "-q"}, []string{"unknown shorthand flag: 'q' in -q", "--help"}, true},
 		// Other commands keep pflag's message.
 		{[]string{"simulate", "--estimator"}, []string{"unknown flag: --estimator"}, true},
+		// simulate sends a decision flag to --set.
+		{[]string{"simulate", "--profile", "gpu-cost"}, []string{"unknown flag: --profile: a decision flag of cluster-autoscaler, which simulate takes in --set (or --compare): --set profile=VALUE"}, true},
+		{[]string{"simulate", "--expander=price"}, []string{"unknown flag: --expander: a decision flag", "--set expander=VALUE"}, true},
 	}
 	for _, c := range cases {
 		_, err := executeWith(t, refuse, c.args...)

@@ -152,6 +152,9 @@ prices:
 		"refreshInterval: -1s\n":                                "refreshInterval: must not be negative",
 		"callTimeout: -1s\n":                                    "callTimeout: must not be negative, got -1s",
 		"prices: {accelerators: {nvidia-l4: {onDemand: -1}}}\n": "prices.accelerators.nvidia-l4: prices must not be negative",
+		// A value the field's own decoder refuses, and a NaN, name the field.
+		"refreshInterval: 1000000000h\n":                          `refreshInterval: time: invalid duration "1000000000h"`,
+		"prices: {accelerators: {nvidia-l4: {onDemand: .nan}}}\n": "prices.accelerators.nvidia-l4.onDemand: line 1: .nan is not a number",
 	}
 	for in, want := range bad {
 		if _, err := ParseConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {

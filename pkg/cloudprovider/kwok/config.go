@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/dra"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -98,7 +98,7 @@ func LoadConfig(ctx context.Context, client kubernetes.Interface, namespace, pat
 
 // LoadConfigFile parses the YAML file at path.
 func LoadConfigFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ConfigFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("kwok config: %w", err)
 	}

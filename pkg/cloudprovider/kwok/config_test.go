@@ -201,3 +201,14 @@ func TestAcceleratorsExampleParses(t *testing.T) {
 		t.Errorf("example: %d node groups, DRA group devices %v", len(cfg.NodeGroups), cfg.NodeGroups[3].Template.Devices)
 	}
 }
+
+func TestLoadConfigFileRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(path, []byte(strings.Repeat("#", 4<<20+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfigFile(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over the 4 MiB limit") {
+		t.Errorf("a 4 MiB + 1 file: %v; want it refused naming the file and the limit", err)
+	}
+}

@@ -11,12 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/redact"
 	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
@@ -103,7 +103,7 @@ type resourceRule struct {
 
 // Load reads and parses the file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ConfigFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading metrics adapter config: %w", err)
 	}
@@ -298,9 +298,12 @@ func ruleList(raw json.RawMessage, field string) ([]Rule, error) {
 }
 
 // objectFields converts YAML to JSON and splits a mapping into its fields;
-// a null document (empty, or only comments) gives nil.
+// a null document (empty, or only comments) gives nil. The conversion is
+// strict: a key given twice at any depth is refused with its line, since
+// the JSON that follows would keep only the last (two rules: keys would
+// silently drop the first list).
 func objectFields(data []byte, field string) (map[string]json.RawMessage, error) {
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("%sinvalid YAML: %w", prefix(field), err)
 	}

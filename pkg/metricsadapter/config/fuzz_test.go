@@ -3,6 +3,9 @@ package config_test
 import (
 	"fmt"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpuscale/gpuscale/examples"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
@@ -10,9 +13,10 @@ import (
 )
 
 // FuzzParse feeds the rules reader arbitrary documents. It must never
-// panic, and whatever it accepts must compile into serving rules: the
+// panic; whatever it accepts must compile into serving rules (the
 // validator and the compiler must agree, or a configuration accepted at
-// start would fail on the first request.
+// start would fail on the first request) and must have no key given twice
+// (the JSON it becomes would silently keep the last).
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		examples.GPUUtilizationAdapterValues,
@@ -23,6 +27,9 @@ func FuzzParse(f *testing.F) {
 		"rules:\n- seriesQuery: up\n  resources: {template: '<<.Group>>_<<.Resource>>'}\n  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
 		"rules: []\n", "", "null", "# nothing\n", "rules: 3\n", "{", "rules:\n- seriesQuery: up{\n",
 		"resourceRules: {cpu: {containerQuery: x}}\n",
+		// Keys given twice, at the top and inside a rule.
+		"rules: []\nrules: []\n",
+		"rules:\n- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n  metricsQuery: up\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -30,6 +37,9 @@ func FuzzParse(f *testing.F) {
 		cfg, err := config.Parse(data)
 		if err != nil {
 			return
+		}
+		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+			t.Fatalf("accepted a document the strict reader refuses: %v\n%s", err, data)
 		}
 		for i, r := range cfg.Rules {
 			if _, err := naming.Compile(fmt.Sprintf("rules[%d]", i), r, false); err != nil {
@@ -45,44 +55,43 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzTemplate renders arbitrary metricsQuery templates with the sample
-// arguments: parsing and executing a template must fail cleanly, never
-// panic, and a template that renders must render the same twice.
+// arguments through the bounded renderer: parsing and executing a template
+// must fail cleanly, never panic, stay within the output limit and finish
+// within the time limit (the renderer abandons it), and a template that
+// renders must render the same twice.
 func FuzzTemplate(f *testing.F) {
 	for _, seed := range []string{
 		"avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
 		"sum(<<.Series>>{<<.LabelMatchers>>}) by (<<range $i, $l := .GroupBySlice>><<if $i>>,<<end>><<$l>><<end>>)",
 		"<<index .LabelValuesByName \"pod\">>", "<<index .GroupBySlice 5>>", "<<.Nope>>", "<<", "<<template \"x\">>",
 		"<<define \"x\">><<template \"x\">><<end>><<template \"x\">>", "<<len .Series>>", "<<printf \"%d\" 1>>",
+		// Output without bound.
+		"up<<range 1000000000>> + 1<<end>>", "up<<range 3000000>> + 1<<end>>",
+		"<<define \"x\">>up + <<template \"x\">><<end>><<template \"x\">>",
 	} {
 		f.Add(seed)
 	}
 	args := config.QueryArgs{Series: "s", LabelMatchers: `pod="p"`, LabelValuesByName: map[string]string{"pod": "p"},
 		GroupBy: "pod", GroupBySlice: []string{"pod"}}
+	lim := config.CheckLimits()
 	f.Fuzz(func(t *testing.T, text string) {
 		tpl, err := config.NewTemplate("fuzz", text)
 		if err != nil {
 			return
 		}
-		var a, b limitedWriter
-		if tpl.Execute(&a, args) != nil {
+		start := time.Now()
+		a, err := config.Render(tpl, args, lim)
+		if took := time.Since(start); took > lim.Timeout+time.Second {
+			t.Fatalf("template %q rendered in %v, over the %v limit", text, took, lim.Timeout)
+		}
+		if err != nil {
 			return
 		}
-		_ = tpl.Execute(&b, args)
-		if a.String() != b.String() {
-			t.Fatalf("template %q rendered %q, then %q", text, a.String(), b.String())
+		if len(a) > lim.MaxBytes {
+			t.Fatalf("template %q rendered %d bytes, over the %d limit", text, len(a), lim.MaxBytes)
+		}
+		if b, _ := config.Render(tpl, args, lim); a != b {
+			t.Fatalf("template %q rendered %q, then %q", text, a, b)
 		}
 	})
 }
-
-// limitedWriter stops a template that writes without end (recursion).
-type limitedWriter struct{ buf []byte }
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if len(w.buf)+len(p) > 1<<20 {
-		return 0, fmt.Errorf("template output over 1 MiB")
-	}
-	w.buf = append(w.buf, p...)
-	return len(p), nil
-}
-
-func (w *limitedWriter) String() string { return string(w.buf) }

@@ -1,8 +1,11 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEmptyConfigurationIsRefused(t *testing.T) {
@@ -137,5 +140,73 @@ func TestPrometheusURLErrorsHideCredentials(t *testing.T) {
 	_, err := Parse([]byte("prometheus:\n  url: prom.svc://reader:s3cret@prom.svc\n"))
 	if err == nil || !strings.Contains(err.Error(), "prometheus.url") || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "reader") {
 		t.Errorf("error %v: want prometheus.url named and its user information hidden", err)
+	}
+}
+
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	rule := "- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n"
+	for name, doc := range map[string]string{
+		"top-level rules twice": "rules:\n" + rule + "rules: []\n",
+		"metricsQuery twice": "rules:\n" + rule +
+			"  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
+		"override label twice": "rules:\n- seriesQuery: up\n  resources:\n    overrides:\n      pod: {resource: pod}\n      pod: {resource: node}\n" +
+			"  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n",
+		"helm prometheus url twice": "prometheus:\n  url: http://a\n  url: http://b\nrules: {custom: []}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse([]byte(doc))
+			if err == nil {
+				t.Fatalf("accepted %q as %+v", doc, cfg)
+			}
+			if !strings.Contains(err.Error(), "already set") || !strings.Contains(err.Error(), "line ") {
+				t.Errorf("error %q does not name the repeated key and its line", err)
+			}
+		})
+	}
+}
+
+func TestUnboundedTemplatesAreRefusedWithTheirRule(t *testing.T) {
+	rule := func(query string) string {
+		return "rules:\n- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'\n" +
+			"- seriesQuery: up\n  resources: {template: <<.Resource>>}\n  metricsQuery: '" + query + "'\n"
+	}
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"output without end", rule("up<<range 1000000000>> + 1<<end>>"), []string{"rules[1].metricsQuery", "more than 64 KiB"}},
+		{"three million terms", rule("up<<range 3000000>> + 1<<end>>"), []string{"rules[1].metricsQuery", "more than 64 KiB"}},
+		{"recursion that writes", rule(`<<define "x">>up + <<template "x">><<end>><<template "x">>`), []string{"rules[1].metricsQuery"}},
+		{"loop that writes nothing", rule("up<<range 20000000000>><<end>>"), []string{"rules[1].metricsQuery", "ran for over 1s"}},
+		{"resource template without end", "rules:\n- seriesQuery: up\n  resources: {template: '<<.Resource>><<range 1000000000>>x<<end>>'}\n  metricsQuery: up\n",
+			[]string{"rules[0].resources.template", "more than 64 KiB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Parse([]byte(tc.doc))
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("Parse took %v; the limits should stop it within seconds", took)
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("rules: []\n"+strings.Repeat("#", 4<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over the 4 MiB limit") {
+		t.Errorf("a config over 4 MiB: %v; want it refused naming the file and the limit", err)
 	}
 }

@@ -141,11 +141,7 @@ func renderTemplate(text string, args any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, args); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return Render(t, args, CheckLimits())
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -113,11 +113,11 @@ func (c *Rule) compileResources(m config.ResourceMapping) error {
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, config.ResourceArgs{Group: groupPlaceholder, Resource: resourcePlaceholder}); err != nil {
+	out, err := config.Render(t, config.ResourceArgs{Group: groupPlaceholder, Resource: resourcePlaceholder}, config.CheckLimits())
+	if err != nil {
 		return err
 	}
-	expr := regexp.QuoteMeta(b.String())
+	expr := regexp.QuoteMeta(out)
 	expr = strings.ReplaceAll(expr, groupPlaceholder, `(?P<group>.*?)`)
 	expr = strings.ReplaceAll(expr, resourcePlaceholder, `(?P<resource>.+?)`)
 	re, err := regexp.Compile("^" + expr + "$")
@@ -182,9 +182,9 @@ func (c *Rule) ResourceForLabel(label string) (schema.GroupResource, bool) {
 
 // RenderQuery renders the rule's metricsQuery.
 func (c *Rule) RenderQuery(args config.QueryArgs) (string, error) {
-	var b strings.Builder
-	if err := c.query.Execute(&b, args); err != nil {
+	q, err := config.Render(c.query, args, config.RequestLimits())
+	if err != nil {
 		return "", fmt.Errorf("%s.metricsQuery: %w", c.ID, err)
 	}
-	return b.String(), nil
+	return q, nil
 }

@@ -183,3 +183,19 @@ func TestRenderQueryAllFields(t *testing.T) {
 		t.Errorf("RenderQuery =\n %q\nwant\n %q", got, want)
 	}
 }
+
+// A query that passed the check with one sample object can still grow with
+// a request's matchers; its rendering is bounded and the error names the rule.
+func TestRenderQueryIsBounded(t *testing.T) {
+	r, err := Compile("rules[3]", config.Rule{
+		SeriesQuery: "x", MetricsQuery: "sum(x{<<range 200>><<$.LabelMatchers>>,<<end>>})",
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := strings.Repeat(`pod=~"`+strings.Repeat("p", 60)+`",`, 1000)
+	_, err = r.RenderQuery(config.QueryArgs{Series: "x", LabelMatchers: many})
+	if err == nil || !strings.Contains(err.Error(), "rules[3].metricsQuery") || !strings.Contains(err.Error(), "more than 1 MiB") {
+		t.Errorf("RenderQuery of a 13 MB query: %v, want it refused naming the rule and the limit", err)
+	}
+}

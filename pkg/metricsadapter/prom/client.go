@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/redact"
 )
 
@@ -111,7 +111,7 @@ func newTransport(o Options) (*http.Transport, error) {
 		DisableCompression:  !o.Compression,
 	}
 	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+		pem, err := inputlimit.ReadFile(o.CAFile, inputlimit.SecretFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("prometheus ca file: %w", err)
 		}
@@ -158,7 +158,7 @@ type bearerFromFile struct {
 }
 
 func (b *bearerFromFile) RoundTrip(req *http.Request) (*http.Response, error) {
-	token, err := os.ReadFile(b.path)
+	token, err := inputlimit.ReadFile(b.path, inputlimit.SecretFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus token file: %w", err)
 	}

@@ -28,6 +28,10 @@ type groupState struct {
 	added     int
 	removed   int
 	peakNodes int
+	// nodes counts the group's registered nodes, kept here because
+	// counting them in the snapshot at each add made a group of n nodes
+	// cost n^2 to start.
+	nodes int
 }
 
 // creation is a node asked for and not registered yet.
@@ -65,9 +69,7 @@ func (e *Engine) initGroups() error {
 // setTarget changes a group's target size in the snapshot the core reads.
 func (e *Engine) setTarget(g *groupState, target int) error {
 	g.target = target
-	if n := len(e.snap.NodesInGroup(g.cfg.Name)); n > g.peakNodes {
-		g.peakNodes = n
-	}
+	g.peakNodes = max(g.peakNodes, g.nodes)
 	return e.snap.SetNodeGroup(snapshot.NodeGroup{
 		ID: g.cfg.Name, MinSize: g.cfg.MinSize, MaxSize: g.cfg.MaxSize, TargetSize: target,
 		Template: g.template, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour, Spot: g.cfg.Spot,
@@ -157,11 +159,10 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
 		return err
 	}
+	g.nodes++
+	g.peakNodes = max(g.peakNodes, g.nodes)
 	if err := e.placeDaemonSetPods(n); err != nil {
 		return err
-	}
-	if k := len(e.snap.NodesInGroup(g.cfg.Name)); k > g.peakNodes {
-		g.peakNodes = k
 	}
 	e.roomGrew()
 	e.touch()
@@ -218,6 +219,7 @@ func (e *Engine) removeNode(name string) error {
 	if err := e.snap.RemoveNode(name); err != nil {
 		return err
 	}
+	g.nodes--
 	g.removed++
 	e.touch()
 	return e.setTarget(g, g.target-1)

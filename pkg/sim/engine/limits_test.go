@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ nodeGroups:
 workloads:
 - name: w
   pod: {requests: {cpu: "1"}}
-  jobs: [{at: 1m, duration: 10m, count: 2000000000}]
+  jobs: [{at: 1m, duration: 10m, count: 100000}]
 `)
 	o, err := engine.OptionsFor(s)
 	if err != nil {
@@ -115,5 +117,42 @@ workloads:
 	var le *engine.LimitError
 	if !errors.As(err, &le) || le.Option != "MaxMemory" || !strings.Contains(err.Error(), "workloads[0] has submitted") {
 		t.Fatalf("err = %v, want a MaxMemory refusal while the pods are made", err)
+	}
+}
+
+// Starting a group of n nodes costs in proportion to n: four times the
+// nodes may allocate about four times the memory (up to 8 times, for the
+// loop's own work), never the sixteen times that counting the group's nodes
+// at every add cost. Bytes allocated are counted rather than time taken,
+// which a busy machine makes noisy.
+func TestStartingAGroupIsLinearInItsSize(t *testing.T) {
+	start := func(nodes int) uint64 {
+		s := parse(t, fmt.Sprintf(`name: big
+duration: 1m
+nodeGroups:
+- name: cpu
+  minSize: %d
+  maxSize: %d
+  pricePerHour: 1
+  capacity: {cpu: "8", memory: 32Gi}
+workloads:
+- name: w
+  jobs: [{at: 1m, count: 1, duration: 1m}]
+  pod: {requests: {cpu: "1"}}
+`, nodes, nodes))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := run(t, s)
+		runtime.ReadMemStats(&after)
+		if res.Groups[0].PeakNodes != nodes {
+			t.Fatalf("peak %d nodes, want %d", res.Groups[0].PeakNodes, nodes)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := start(2000), start(8000)
+	ratio := float64(large) / float64(small)
+	t.Logf("2,000 nodes: %d MB allocated, 8,000: %d MB (%.1f times)", small>>20, large>>20, ratio)
+	if ratio > 8 {
+		t.Errorf("8,000 nodes allocated %.1f times what 2,000 did", ratio)
 	}
 }

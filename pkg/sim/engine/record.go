@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"sort"
 	"time"
 
@@ -191,8 +192,17 @@ func (e *Engine) cost() float64 {
 type exactHours struct{ h, ns int64 }
 
 func (x *exactHours) add(n int64, d time.Duration) {
-	x.h += n * int64(d/time.Hour)
-	x.ns += n * int64(d%time.Hour)
+	if n < 0 || d < 0 {
+		x.h += n * int64(d/time.Hour)
+		x.ns += n * int64(d%time.Hour)
+	} else {
+		// n x the part-hour is taken in 128 bits: a million GPUs for half
+		// an hour is 1.8e21 GPU-nanoseconds, past an int64.
+		hi, lo := bits.Mul64(uint64(n), uint64(d%time.Hour))
+		q, r := bits.Div64(hi, lo, uint64(time.Hour)) // hi < time.Hour, as n < 2^63
+		x.h += n*int64(d/time.Hour) + int64(q)
+		x.ns += int64(r)
+	}
 	x.h += x.ns / int64(time.Hour)
 	x.ns %= int64(time.Hour)
 }

@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 	"github.com/gpuscale/gpuscale/pkg/strictyaml"
 )
 
@@ -30,7 +30,7 @@ const (
 
 // Load reads and parses the scenario file at path.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputlimit.ReadFile(path, inputlimit.ScenarioFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
@@ -122,8 +122,12 @@ func (s *Scenario) Validate() error {
 			bad(d.field, "must not be negative, got %s", d.v)
 		}
 	}
-	if s.SampleInterval.Duration <= 0 {
-		bad("sampleInterval", "must be positive, got %s", s.SampleInterval.Duration)
+	switch si := s.SampleInterval.Duration; {
+	case si < MinSampleInterval:
+		bad("sampleInterval", "must be at least %s, got %s", MinSampleInterval, si)
+	case s.Duration.Duration/si > MaxSamples:
+		bad("sampleInterval", "%s over a duration of %s is %d samples, over the %d limit; sample less often",
+			si, s.Duration.Duration, s.Duration.Duration/si, MaxSamples)
 	}
 	if s.HPASyncPeriod.Duration <= 0 {
 		bad("hpaSyncPeriod", "must be positive, got %s", s.HPASyncPeriod.Duration)
@@ -184,6 +188,8 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 		bad("minSize", "must not be negative, got %d", g.MinSize)
 	case g.MaxSize < g.MinSize:
 		bad("maxSize", "must be at least minSize (%d), got %d", g.MinSize, g.MaxSize)
+	case g.MaxSize > MaxGroupSize:
+		bad("maxSize", "must be at most %d (the simulator holds every node in memory), got %d", MaxGroupSize, g.MaxSize)
 	case *g.InitialSize < g.MinSize || *g.InitialSize > g.MaxSize:
 		bad("initialSize", "must be within minSize..maxSize (%d..%d), got %d", g.MinSize, g.MaxSize, *g.InitialSize)
 	}
@@ -256,6 +262,8 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 		}
 		if b.Count < 0 {
 			bad(p+".count", "must not be negative, got %d", b.Count)
+		} else if b.Count > MaxJobCount {
+			bad(p+".count", "must be at most %d (the simulator holds every pod in memory), got %d", MaxJobCount, b.Count)
 		}
 		switch {
 		case b.Gang < 0:
@@ -277,6 +285,8 @@ func (d *Deployment) validate(path string) []error {
 	}
 	if d.Replicas < 0 {
 		bad("replicas", "must not be negative, got %d", d.Replicas)
+	} else if d.Replicas > MaxReplicas {
+		bad("replicas", "must be at most %d (the simulator holds every pod in memory), got %d", MaxReplicas, d.Replicas)
 	}
 	if d.ReadyAfter.Duration < 0 {
 		bad("readyAfter", "must not be negative, got %s", d.ReadyAfter.Duration)
@@ -287,6 +297,8 @@ func (d *Deployment) validate(path string) []error {
 		}
 		if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
 			bad("hpa.maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
+		} else if h.MaxReplicas > MaxReplicas {
+			bad("hpa.maxReplicas", "must be at most %d (the simulator holds every pod in memory), got %d", MaxReplicas, h.MaxReplicas)
 		}
 		if len(h.Metrics) == 0 {
 			bad("hpa.metrics", "at least one metric is needed")

@@ -3,6 +3,7 @@ package scenario
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +185,57 @@ workloads:
 		}
 		if err == nil || !strings.Contains(err.Error(), "--"+strings.Split(bad, "=")[0]) {
 			t.Errorf("%q: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(path, []byte(minimal+strings.Repeat("#", 16<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "over the 16 MiB limit") {
+		t.Errorf("a scenario over 16 MiB: %v; want it refused naming the file and the limit", err)
+	}
+}
+
+// Sizes that would hold more nodes, pods or samples than a machine has are
+// refused with the field, the value and the limit, before the run starts.
+func TestScenarioLimits(t *testing.T) {
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"a hundred million pods in one batch", "jobs: [{at: 1m, duration: 10m}]", "jobs: [{at: 1m, duration: 10m, count: 100000000}]",
+			"workloads[0].jobs[0].count: must be at most 100000 (the simulator holds every pod in memory), got 100000000"},
+		{"a hundred million nodes", "maxSize: 3", "maxSize: 100000000\n  minSize: 100000000",
+			"nodeGroups[0].maxSize: must be at most 100000 (the simulator holds every node in memory), got 100000000"},
+		{"a sample every nanosecond", "name: m", "name: m\nsampleInterval: 1ns", "sampleInterval: must be at least 1s, got 1ns"},
+		{"a sample every second for a century", "name: m", "name: m\nduration: 876000h\nsampleInterval: 1s",
+			"sampleInterval: 1s over a duration of 876000h0m0s is 3153600000 samples, over the 10000000 limit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(minimal, c.from, c.to, 1)
+			if text == minimal {
+				t.Fatalf("test edit %q not applied", c.from)
+			}
+			_, err := Parse([]byte(text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	walk := builtinText(t, "seed-walkthrough")
+	for field, want := range map[string]string{
+		"replicas":    "workloads[0].deployment.replicas: must be at most 100000",
+		"maxReplicas": "workloads[0].deployment.hpa.maxReplicas: must be at most 100000",
+	} {
+		text := regexp.MustCompile(`(?m)^(\s+`+field+`:) \d+`).ReplaceAllString(walk, "$1 2000000000")
+		if text == walk {
+			t.Fatalf("%s not found in seed-walkthrough", field)
+		}
+		if _, err := Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: 2000000000: %v, want %q", field, err, want)
 		}
 	}
 }

@@ -76,8 +76,11 @@ func AlibabaNodeGroups(name string, r io.Reader, prices Prices) ([]scenario.Node
 	count := map[shape]int{}
 	for i := range t.rows {
 		var v [3]float64
-		for j, what := range []string{"a cpu capacity", "a memory capacity", "a GPU count"} {
-			if v[j], err = t.count(i, cols[j], what, true); err != nil {
+		for j, c := range []struct {
+			what  string
+			limit float64
+		}{{"a cpu capacity", maxTraceMilliCPU}, {"a memory capacity", maxTraceMemoryMiB}, {"a GPU count", maxTraceGPUs}} {
+			if v[j], err = t.count(i, cols[j], c.what, true, c.limit); err != nil {
 				return nil, err
 			}
 		}
@@ -191,6 +194,7 @@ func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workloa
 		return nil, st, err
 	}
 	type pod struct {
+		line        int
 		key         string
 		cpu, mem    int64
 		gpus        int64
@@ -213,7 +217,7 @@ func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workloa
 		if row.gpus > 0 && row.gpuMill > 0 && row.gpuMill < 1000 {
 			st.FractionalGPU++
 		}
-		p := pod{cpu: int64(row.cpu), mem: int64(row.mem), gpus: int64(row.gpus), spec: row.spec, submit: row.created, run: run}
+		p := pod{line: row.line, cpu: int64(row.cpu), mem: int64(row.mem), gpus: int64(row.gpus), spec: row.spec, submit: row.created, run: run}
 		p.key = fmt.Sprintf("c%d-m%d-g%d", p.cpu, p.mem, p.gpus)
 		if p.spec != "" {
 			h := fnv.New32a()
@@ -229,6 +233,10 @@ func AlibabaPods(name string, r io.Reader, o AlibabaOptions) ([]scenario.Workloa
 	byKey := map[string]*scenario.Workload{}
 	var keys []string
 	for _, p := range pods {
+		if (p.submit-first)/scale > maxTraceSeconds {
+			return nil, st, fmt.Errorf("%s:%d: column creation_time: %v s after the first pod, divided by the time scale %v, is past 100 years",
+				name, p.line, p.submit-first, scale)
+		}
 		at := seconds((p.submit - first) / scale)
 		st.Span = max(st.Span, at)
 		w := byKey[p.key]
@@ -263,9 +271,10 @@ func readAlibabaPods(t *table, st *AlibabaStats) ([]alibabaPod, float64, error) 
 		for j, c := range []struct {
 			v     *float64
 			what  string
-			whole bool
-		}{{&p.cpu, "a cpu request", true}, {&p.mem, "a memory request", true}, {&p.gpus, "a GPU count", true}, {&p.gpuMill, "a GPU share", true}} {
-			if *c.v, err = t.count(i, cols[j], c.what, c.whole); err != nil {
+			limit float64
+		}{{&p.cpu, "a cpu request", maxTraceMilliCPU}, {&p.mem, "a memory request", maxTraceMemoryMiB},
+			{&p.gpus, "a GPU count", maxTraceGPUs}, {&p.gpuMill, "a GPU share", 1000 * maxTraceGPUs}} {
+			if *c.v, err = t.count(i, cols[j], c.what, true, c.limit); err != nil {
 				return nil, 0, err
 			}
 		}

@@ -37,6 +37,10 @@ type AzureOptions struct {
 	MaxSpan time.Duration
 }
 
+// MaxLoadPoints bounds the load curve an Azure trace becomes: a week in
+// one-second buckets, far finer than the autoscaler's loop.
+const MaxLoadPoints = 7 * 24 * 3600
+
 // AzureLoad reads the Azure LLM inference trace (TIMESTAMP,ContextTokens,
 // GeneratedTokens) and returns its load over time as a step curve starting
 // at the first request, with a final point of 0 after the last bucket.
@@ -89,11 +93,11 @@ func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, 
 			return nil, fmt.Errorf("%w: %w", ErrTooLong, t.cellError(i, cols[0], "%s is %s after the first request (line %d), more than the %s a trace may span",
 				t.str(i, cols[0]), seconds(at-reqs[0].at), t.line(0), o.MaxSpan))
 		}
-		ctx, err := t.count(i, cols[1], "a token count", true)
+		ctx, err := t.count(i, cols[1], "a token count", true, maxTraceTokens)
 		if err != nil {
 			return nil, err
 		}
-		gen, err := t.count(i, cols[2], "a token count", true)
+		gen, err := t.count(i, cols[2], "a token count", true, maxTraceTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -105,6 +109,10 @@ func AzureLoad(name string, r io.Reader, o AzureOptions) ([]scenario.LoadPoint, 
 	}
 	first := reqs[0].at
 	bucket := o.Bucket.Seconds()
+	if span := reqs[len(reqs)-1].at - first; span/bucket >= MaxLoadPoints {
+		return nil, fmt.Errorf("%s: a trace of %s in buckets of %s would be a curve of %.0f points, over the %d limit; use a larger bucket",
+			name, seconds(span), o.Bucket, span/bucket+1, MaxLoadPoints)
+	}
 	n := int((reqs[len(reqs)-1].at-first)/bucket) + 1
 	sums := make([]float64, n)
 	for _, q := range reqs {

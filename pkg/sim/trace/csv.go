@@ -15,6 +15,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 )
 
 // table is a CSV file read by column name, each cell's position kept.
@@ -29,7 +31,7 @@ type table struct {
 
 // readTable reads a CSV with a header row.
 func readTable(name string, r io.Reader) (*table, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(inputlimit.Lines(name, r, inputlimit.TraceLineBytes))
 	cr.ReuseRecord = false
 	header, err := cr.Read()
 	if err != nil {
@@ -102,15 +104,37 @@ func (t *table) float(row, col int) (float64, error) {
 	return v, nil
 }
 
+// Limits on trace cells, far above any real trace, so that every number
+// becomes a quantity or a time exactly: milli-cores, bytes and nanoseconds
+// are int64, and a time.Duration holds about 292 years. Listed in
+// docs/refusals.md.
+const (
+	// maxTraceGPUs bounds the GPUs of one row (a pod, a node, a job).
+	maxTraceGPUs = 100_000
+	// maxTraceMilliCPU bounds one row's cpu: a million cores.
+	maxTraceMilliCPU = 1e12
+	// maxTraceMemoryMiB bounds one row's memory: 1 PiB.
+	maxTraceMemoryMiB = 1 << 30
+	// maxTraceTokens bounds one request's tokens.
+	maxTraceTokens = 1e12
+	// maxTraceSeconds bounds a time (from 0, or from the first date-time)
+	// and a duration: 100 years, so that a submit time plus a run time
+	// still fits a time.Duration.
+	maxTraceSeconds = 100 * 365.25 * 24 * 3600
+)
+
 // count parses a cell that counts things (GPUs, cores, bytes, tokens): a
-// number that is not negative; whole when whole is set.
-func (t *table) count(row, col int, what string, whole bool) (float64, error) {
+// number that is not negative and at most limit; whole when whole is set.
+func (t *table) count(row, col int, what string, whole bool, limit float64) (float64, error) {
 	v, err := t.float(row, col)
 	if err != nil {
 		return 0, err
 	}
 	if v < 0 {
 		return 0, t.cellError(row, col, "%s must not be negative, got %s", what, t.str(row, col))
+	}
+	if v > limit {
+		return 0, t.cellError(row, col, "%s must be at most %s, got %s", what, strconv.FormatFloat(limit, 'f', -1, 64), t.str(row, col))
 	}
 	if whole && v != math.Trunc(v) {
 		return 0, t.cellError(row, col, "%s must be a whole number, got %s", what, t.str(row, col))

@@ -186,3 +186,21 @@ func TestAlibabaTimeScaleMustBePositive(t *testing.T) {
 		}
 	}
 }
+
+// One line over the limit is refused with the file and its line, before
+// encoding/csv buffers it whole.
+func TestTraceLineOverTheLimitIsRefused(t *testing.T) {
+	long := "start,runtime,gpus\n0,10,1\n" + strings.Repeat("9", 1<<20+1) + ",10,1\n"
+	cols, err := ParseJobColumns("submit=start,duration=runtime,gpus=gpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Jobs("jobs.csv", strings.NewReader(long), cols)
+	if err == nil || !strings.Contains(err.Error(), "jobs.csv: line 3: longer than the 1 MiB limit for one line") {
+		t.Errorf("a 1 MiB + 1 line: %v; want it refused naming the file, the line and the limit", err)
+	}
+	_, err = AlibabaNodeGroups("nodes.csv", strings.NewReader("sn,cpu_milli,memory_mib,num_gpu,gpu_model\n"+strings.Repeat("n", 2<<20)), DefaultPrices())
+	if err == nil || !strings.Contains(err.Error(), "nodes.csv: line 2: longer than the 1 MiB limit") {
+		t.Errorf("a 2 MiB line: %v", err)
+	}
+}

@@ -258,11 +258,15 @@ func readJobRows(t *table, c JobColumns, st *JobStats) ([]jobRow, float64, error
 			idx[i] = cols[0]
 		}
 	}
-	count := func(row, i int, what string, whole bool) (float64, error) {
+	count := func(row, i int, what string, whole bool, limit float64) (float64, error) {
 		if idx[i] < 0 {
 			return 0, nil
 		}
-		return t.count(row, idx[i], what, whole)
+		return t.count(row, idx[i], what, whole, limit)
+	}
+	cpuLimit := maxTraceMilliCPU / 1000
+	if c.CPUUnit == "milli" {
+		cpuLimit = maxTraceMilliCPU
 	}
 	times := newTimeColumns(t, c.TimeUnit)
 	traceEnd := math.Inf(-1)
@@ -284,19 +288,19 @@ func readJobRows(t *table, c JobColumns, st *JobStats) ([]jobRow, float64, error
 			row.open = true
 		} else {
 			var d float64
-			d, err = t.count(r, idx[1], "a duration", false)
+			d, err = t.count(r, idx[1], "a duration", false, maxTraceSeconds/c.TimeUnit.Seconds())
 			row.end = submit + d*c.TimeUnit.Seconds()
 		}
 		if err != nil {
 			return nil, 0, err
 		}
-		if row.gpus, err = count(r, 3, "a GPU count", true); err != nil {
+		if row.gpus, err = count(r, 3, "a GPU count", true, maxTraceGPUs); err != nil {
 			return nil, 0, err
 		}
-		if row.cpu, err = count(r, 4, "a cpu request", c.CPUUnit == "milli"); err != nil {
+		if row.cpu, err = count(r, 4, "a cpu request", c.CPUUnit == "milli", cpuLimit); err != nil {
 			return nil, 0, err
 		}
-		if row.mem, err = count(r, 5, "a memory request", false); err != nil {
+		if row.mem, err = count(r, 5, "a memory request", false, maxTraceMemoryMiB/memoryUnits[c.MemoryUnit]); err != nil {
 			return nil, 0, err
 		}
 		traceEnd = math.Max(traceEnd, row.submit)

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -63,7 +64,14 @@ func (c *timeColumns) seconds(row, col int) (v float64, empty bool, err error) {
 		if v, err = c.t.float(row, col); err != nil {
 			return 0, false, err
 		}
+		if v < 0 {
+			return 0, false, c.t.cellError(row, col, "a time must not be negative, got %s", s)
+		}
 		v *= c.unit.Seconds()
+		if v > maxTraceSeconds {
+			return 0, false, c.t.cellError(row, col, "a time must be at most 100 years (%s %s), got %s",
+				strconv.FormatFloat(maxTraceSeconds/c.unit.Seconds(), 'f', -1, 64), unitName(c.unit), s)
+		}
 	} else if at, ok := parseDate(s); ok {
 		date = true
 		// Seconds from the first date read keep nanoseconds exact over
@@ -72,6 +80,12 @@ func (c *timeColumns) seconds(row, col int) (v float64, empty bool, err error) {
 			c.origin = at
 		}
 		v = at.Sub(c.origin).Seconds()
+		// Either side of the first, so that any two are at most 100 years
+		// apart, as numbers are.
+		if math.Abs(v) > maxTraceSeconds/2 {
+			return 0, false, c.t.cellError(row, col, "%s is more than 50 years from the trace's first date-time, %s",
+				s, c.origin.Format(time.RFC3339))
+		}
 	} else {
 		return 0, false, c.t.cellError(row, col, "not a number (in %s) or a date-time such as 2017-10-09 07:01:55 or RFC 3339: %q", unitName(c.unit), s)
 	}

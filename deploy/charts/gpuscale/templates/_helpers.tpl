@@ -95,10 +95,60 @@ affinity:
 {{- if and .Values.metricsAdapter.enabled (not .Values.metricsAdapter.serviceAccount.create) (not .Values.metricsAdapter.serviceAccount.name) -}}
 {{- fail "metricsAdapter.serviceAccount.name: name the existing ServiceAccount to run as when metricsAdapter.serviceAccount.create is false" -}}
 {{- end -}}
+{{- $ma := .Values.metricsAdapter -}}
+{{- if and $ma.enabled (eq (include "gpuscale.adapter.tlsMode" .) "secret") (not $ma.apiService.caBundle) (not (hasKey ($ma.apiService.annotations | default dict) "cert-manager.io/inject-ca-from")) -}}
+{{- fail "metricsAdapter.apiService.caBundle: the CA of the certificate in metricsAdapter.tls.secretName is needed for the API server to verify the adapter (or the annotation cert-manager.io/inject-ca-from in metricsAdapter.apiService.annotations, or metricsAdapter.apiService.insecureSkipTLSVerify=true to skip verification)" -}}
+{{- end -}}
 {{- if and .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent -}}
 {{- fail "clusterAutoscaler.cloudConfig and clusterAutoscaler.cloudConfigContent: set one, not both" -}}
 {{- end -}}
 {{- if and (eq .Values.clusterAutoscaler.cloudProvider "kwok") .Values.clusterAutoscaler.kwok.config (or .Values.clusterAutoscaler.cloudConfig .Values.clusterAutoscaler.cloudConfigContent) -}}
 {{- fail "clusterAutoscaler.kwok.config: the kwok provider reads it only without a --cloud-config; set one of the two" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* How the API server trusts the metrics adapter: "insecure" (it skips
+verification; an explicit opt-in), "secret" (tls.secretName holds the
+certificate, apiService.caBundle or cert-manager's injector its CA) or
+"chart" (the default: the chart generates a CA and a certificate). */}}
+{{- define "gpuscale.adapter.tlsMode" -}}
+{{- $ma := .Values.metricsAdapter -}}
+{{- if $ma.apiService.insecureSkipTLSVerify -}}insecure
+{{- else if $ma.tls.secretName -}}secret
+{{- else -}}chart
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the adapter's serving certificate; "" when the
+adapter generates its own (insecure mode without tls.secretName). */}}
+{{- define "gpuscale.adapter.tlsSecret" -}}
+{{- $ma := .Values.metricsAdapter -}}
+{{- if $ma.tls.secretName -}}{{ $ma.tls.secretName }}
+{{- else if eq (include "gpuscale.adapter.tlsMode" .) "chart" -}}{{ include "gpuscale.adapter.name" . }}-tls
+{{- end -}}
+{{- end -}}
+
+{{/* The chart's CA and serving certificate for the adapter's Service, as
+the Secret's data. An existing Secret (lookup, on install and upgrade) is
+kept until 30 days before it expires, then replaced: every upgrade in that
+window renews it. helm template, which cannot look up, generates anew. */}}
+{{- define "gpuscale.adapter.chartTLS" -}}
+{{- $svc := include "gpuscale.adapter.name" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $days := int .Values.metricsAdapter.tls.validityDays -}}
+{{- $now := now | unixEpoch | int64 -}}
+{{- $existing := lookup "v1" "Secret" $ns (printf "%s-tls" $svc) -}}
+{{- $notAfter := 0 -}}
+{{- if $existing -}}
+{{- $notAfter = index ($existing.metadata.annotations | default dict) "gpuscale.dev/not-after" | default "0" | int64 -}}
+{{- end -}}
+{{- if and $existing $existing.data (gt $notAfter (add $now (mul 30 86400))) -}}
+{{- dict "data" $existing.data "notAfter" $notAfter | toYaml -}}
+{{- else -}}
+{{- $ca := genCA (printf "%s-ca" $svc) $days -}}
+{{- $names := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) -}}
+{{- $cert := genSignedCert (printf "%s.%s.svc" $svc $ns) nil $names $days $ca -}}
+{{- $data := dict "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) "ca.crt" ($ca.Cert | b64enc) -}}
+{{- dict "data" $data "notAfter" (add $now (mul $days 86400)) | toYaml -}}
 {{- end -}}
 {{- end -}}
