@@ -176,21 +176,9 @@ func (p *Planner) release(s *session) {
 }
 
 // dropExpendablePods takes expendable pods out of the snapshot, as
-// scale-down does: they need no new home and leave their room to pods that
-// move.
+// scale-down does (removal.DropExpendable).
 func (s *session) dropExpendablePods() {
-	doomed := s.p.doomed[:0]
-	for _, ni := range s.snap.Nodes() {
-		for _, pi := range ni.Pods {
-			if drain.IsExpendable(pi.Pod, s.opts.Drain.ExpendablePodsPriorityCutoff) {
-				doomed = append(doomed, pi)
-			}
-		}
-	}
-	for _, pi := range doomed {
-		_ = s.snap.RemovePod(pi.Pod.Namespace, pi.Pod.Name) // it was just listed
-	}
-	s.p.doomed = doomed
+	s.p.doomed = removal.DropExpendable(s.snap, s.opts.Drain.ExpendablePodsPriorityCutoff, s.p.doomed)
 }
 
 // keep records why node i stays.

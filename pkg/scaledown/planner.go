@@ -215,22 +215,10 @@ func (p *Planner) maxGrace() time.Duration {
 	return time.Duration(p.opts.MaxGracefulTerminationSec) * time.Second
 }
 
-// dropExpendablePods takes expendable pods out of the snapshot, as the
-// Cluster Autoscaler never lets them into its own: they do not count towards
-// utilization, need no new home, and leave their room to pods that move.
+// dropExpendablePods takes expendable pods out of the snapshot
+// (rsim.DropExpendable).
 func (s *session) dropExpendablePods() {
-	doomed := s.p.doomed[:0]
-	for _, ni := range s.snap.Nodes() {
-		for _, pi := range ni.Pods {
-			if drain.IsExpendable(pi.Pod, s.opts.ExpendablePodsPriorityCutoff) {
-				doomed = append(doomed, pi)
-			}
-		}
-	}
-	for _, pi := range doomed {
-		_ = s.snap.RemovePod(pi.Pod.Namespace, pi.Pod.Name) // it was just listed
-	}
-	s.p.doomed = doomed
+	s.p.doomed = rsim.DropExpendable(s.snap, s.opts.ExpendablePodsPriorityCutoff, s.p.doomed)
 }
 
 // unneededNames lists the nodes the simulation removed.

@@ -160,3 +160,22 @@ func MissMessage(pod *v1.Pod, m Miss, name func(int32) string) string {
 	n := name(m.Node)
 	return fmt.Sprintf("pod %s fits on no other node (first tried %s: %s)", key, n, m.Result.Message(n))
 }
+
+// DropExpendable takes the pods below the expendable priority cutoff out of
+// snap, as the Cluster Autoscaler never lets them into its own: they count
+// towards no utilization, need no new home, and leave their room to pods
+// that move. It returns scratch, reused, holding the pods it dropped.
+func DropExpendable(snap *snapshot.Snapshot, cutoff int32, scratch []*snapshot.PodInfo) []*snapshot.PodInfo {
+	doomed := scratch[:0]
+	for _, ni := range snap.Nodes() {
+		for _, pi := range ni.Pods {
+			if drain.IsExpendable(pi.Pod, cutoff) {
+				doomed = append(doomed, pi)
+			}
+		}
+	}
+	for _, pi := range doomed {
+		_ = snap.RemovePod(pi.Pod.Namespace, pi.Pod.Name) // it was just listed
+	}
+	return doomed
+}
