@@ -88,4 +88,3 @@ func TaintedToBeDeleted(node *v1.Node, now time.Time, maxAge time.Duration) bool
 	}
 	return false
 }
-
