@@ -13,10 +13,12 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// nonFinite finds the first NaN or infinity in a YAML document, which
+// NonFinite finds the first NaN or infinity in a YAML document, which
 // JSON cannot hold, and names its path and line: the converter's own
-// error ("json: unsupported value: NaN") names neither.
-func nonFinite(data []byte) error {
+// error ("json: unsupported value: NaN") names neither. nil when there is
+// none, or the document does not parse. For readers that convert YAML to
+// JSON themselves.
+func NonFinite(data []byte) error {
 	var doc yamlv3.Node
 	if yamlv3.Unmarshal(data, &doc) != nil {
 		return nil

@@ -27,7 +27,7 @@ import (
 func Unmarshal(data []byte, v any) error {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		if nf := nonFinite(data); nf != nil {
+		if nf := NonFinite(data); nf != nil {
 			return nf
 		}
 		return err

@@ -305,6 +305,9 @@ func ruleList(raw json.RawMessage, field string) ([]Rule, error) {
 func objectFields(data []byte, field string) (map[string]json.RawMessage, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
+		if nf := strictyaml.NonFinite(data); nf != nil {
+			return nil, fmt.Errorf("%s%w", prefix(field), nf)
+		}
 		return nil, fmt.Errorf("%sinvalid YAML: %w", prefix(field), err)
 	}
 	if isNull(js) {

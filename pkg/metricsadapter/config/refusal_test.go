@@ -210,3 +210,17 @@ func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
 		t.Errorf("a config over 4 MiB: %v; want it refused naming the file and the limit", err)
 	}
 }
+
+// A NaN or an infinity, which JSON cannot hold, is refused naming its field
+// and line, not with the converter's bare "unsupported value".
+func TestNonFiniteNumbersNameTheirField(t *testing.T) {
+	for doc, want := range map[string]string{
+		"prometheus:\n  url: http://p\n  port: .nan\nrules: {custom: []}\n": "prometheus.port: line 3: .nan",
+		"rules:\n- seriesQuery: up\n  weight: -.inf\n":                        "rules[0].weight: line 3: -.inf",
+	} {
+		_, err := Parse([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want the field and line named (%q)", doc, err, want)
+		}
+	}
+}
