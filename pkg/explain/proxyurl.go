@@ -31,7 +31,7 @@ func ServiceProxyURL(apiServer, raw string) (string, bool, error) {
 		return "", false, nil
 	}
 	bad := func(format string, a ...any) (string, bool, error) {
-		return "", false, fmt.Errorf("Prometheus URL %q: %s; it is not followed through the API server's service proxy",
+		return "", false, fmt.Errorf("the Prometheus URL %q: %s; it is not followed through the API server's service proxy",
 			redact.URL(raw), fmt.Sprintf(format, a...))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
