@@ -73,7 +73,7 @@ func Compute(shapes []Shape, changes []Change, end time.Duration) (Result, error
 			}
 		}
 	}
-	vertices := dualVertices(shapes, offered)
+	vertices := dualVertices(undominated(shapes), offered)
 	sorted := append([]Change(nil), changes...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At < sorted[j].At })
 	var demand [3]float64
@@ -115,6 +115,51 @@ func Compute(shapes []Shape, changes []Change, end time.Duration) (Result, error
 		}
 	}
 	return res, nil
+}
+
+// undominated leaves out the shapes that can never be part of the cheapest
+// fleet: a shape that gives, for each resource, no more per dollar than
+// another shape gives. Its constraint in the dual (cap_s·y <= price_s) is
+// then implied by the other's for every y >= 0, so the dual's vertices,
+// and the bound, are the same without it. Of shapes alike per dollar, the
+// first is kept. Free shapes are all kept. The vertex enumeration is
+// cubic in the shapes left, and clusters of hundreds of groups have few
+// instance types: this keeps the bound to seconds there.
+func undominated(shapes []Shape) []Shape {
+	perDollar := make([][3]float64, len(shapes))
+	for i, s := range shapes {
+		if s.PricePerHour > 0 {
+			perDollar[i] = s.Capacity.Scale(1 / s.PricePerHour).vec()
+		}
+	}
+	dominates := func(t, s int) bool { // t gives at least as much as s of everything per dollar
+		for r := 0; r < 3; r++ {
+			if perDollar[t][r] < perDollar[s][r]*(1-1e-12) {
+				return false
+			}
+		}
+		return true
+	}
+	out := make([]Shape, 0, len(shapes))
+	for s := range shapes {
+		kept := true
+		if shapes[s].PricePerHour > 0 {
+			for t := range shapes {
+				if t == s || shapes[t].PricePerHour <= 0 || !dominates(t, s) {
+					continue
+				}
+				// Alike shapes dominate each other: keep the first.
+				if !dominates(s, t) || t < s {
+					kept = false
+					break
+				}
+			}
+		}
+		if kept {
+			out = append(out, shapes[s])
+		}
+	}
+	return out
 }
 
 // rate is the cheapest cost per hour of demand d: max over dual vertices.

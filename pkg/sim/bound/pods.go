@@ -104,6 +104,7 @@ func ComputePods(shapes []Shape, classes []Class, changes []PodChange, end time.
 		sort.Ints(elig[c])
 		elig[c] = compactInts(elig[c])
 	}
+	dropDominated(shapes, elig)
 	for _, ch := range changes {
 		if ch.Class < 0 || ch.Class >= len(classes) {
 			return res, fmt.Errorf("pod change at %v: class index %d out of range [0, %d)", ch.At, ch.Class, len(classes))
@@ -143,7 +144,7 @@ func ComputePods(shapes []Shape, classes []Class, changes []PodChange, end time.
 	emit(end)
 
 	unserved := map[string]bool{}
-	vertices := dualVertices(shapes, offered)
+	vertices := dualVertices(undominated(shapes), offered)
 	aggRate := func(n []int) float64 {
 		var d [3]float64
 		for c, k := range n {
@@ -329,6 +330,73 @@ func solvePods(shapes []Shape, classes []Class, elig [][]int, n []int, unserved 
 		}
 	}
 	return w, nil
+}
+
+// dropDominated takes out of the eligible shapes of every class each shape
+// another one beats outright: at most the price, at least the capacity of
+// every resource, and eligible for every class the first is. A node of the
+// first can always be swapped for a node of the other at no more cost,
+// whole or fractional, so neither program's optimum changes; among shapes
+// alike in all three the first is kept. The programs grow about with the
+// cube of the shapes they are given, and clusters of hundreds of node
+// groups (zones, spot and on-demand copies of a few instance types) have
+// few shapes that no other beats.
+func dropDominated(shapes []Shape, elig [][]int) {
+	classesOf := make([][]int, len(shapes)) // the classes each shape may take, ascending
+	for c, e := range elig {
+		for _, s := range e {
+			classesOf[s] = append(classesOf[s], c)
+		}
+	}
+	beats := func(t, s int) bool {
+		a, b := &shapes[t], &shapes[s]
+		if a.PricePerHour > b.PricePerHour {
+			return false
+		}
+		ca, cb := a.Capacity.vec(), b.Capacity.vec()
+		for r := range ca {
+			if ca[r] < cb[r] {
+				return false
+			}
+		}
+		return subset(classesOf[s], classesOf[t])
+	}
+	gone := make([]bool, len(shapes))
+	for s := range shapes {
+		if len(classesOf[s]) == 0 {
+			continue
+		}
+		for t := range shapes {
+			if t != s && !gone[t] && len(classesOf[t]) > 0 && beats(t, s) && (!beats(s, t) || t < s) {
+				gone[s] = true
+				break
+			}
+		}
+	}
+	for c, e := range elig {
+		kept := e[:0]
+		for _, s := range e {
+			if !gone[s] {
+				kept = append(kept, s)
+			}
+		}
+		elig[c] = kept
+	}
+}
+
+// subset tells whether every element of the ascending list a is in the
+// ascending list b.
+func subset(a, b []int) bool {
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+	}
+	return true
 }
 
 // classPrice is u_c: the cheapest price of one pod over its shapes.

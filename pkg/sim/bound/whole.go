@@ -106,7 +106,7 @@ func components(shapes []Shape, elig [][]int) (comps []component, of []int) {
 					}
 				}
 			}
-			cp.suffix[i] = dualVertices(sub, offered)
+			cp.suffix[i] = dualVertices(undominated(sub), offered)
 		}
 	}
 	return comps, of
