@@ -216,7 +216,7 @@ func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
 func TestNonFiniteNumbersNameTheirField(t *testing.T) {
 	for doc, want := range map[string]string{
 		"prometheus:\n  url: http://p\n  port: .nan\nrules: {custom: []}\n": "prometheus.port: line 3: .nan",
-		"rules:\n- seriesQuery: up\n  weight: -.inf\n":                        "rules[0].weight: line 3: -.inf",
+		"rules:\n- seriesQuery: up\n  weight: -.inf\n":                      "rules[0].weight: line 3: -.inf",
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
