@@ -141,13 +141,18 @@ func zonalGPUNode(t *testing.T, c kubernetes.Interface, name, group, zone string
 
 // A StatefulSet replica whose volume is pinned to zone a: the autoscaler
 // scales zone a's group although zone b's is cheaper and has an empty node,
-// the pod runs there, and scale-down (the zone-a node is underused, the
-// zone-b node has room) never removes the zone-a node under it.
+// the pod runs there, and neither scale-down (the zone-a node is underused,
+// the zone-b node has room) nor consolidation (zone b is half the price)
+// ever removes or replaces the zone-a node under it.
 func TestStatefulSetFollowsItsVolumeZone(t *testing.T) {
 	c := cluster.Start(t, cluster.Options{})
 	zonalGPUNode(t, c.Client, "gpu-b-0", "gpu-b", "us-east-1b")
 	zonalVolume(t, c.Client, "data-cache-0", "us-east-1a")
-	a := c.StartAutoscaler(t, zonalKwokConfig(t), fastOptions())
+	opts := fastOptions()
+	opts.Autoscaler.Consolidation.Enabled = true
+	opts.Autoscaler.Consolidation.StableTime = time.Second
+	opts.Autoscaler.Consolidation.Budgets = nil
+	a := c.StartAutoscaler(t, zonalKwokConfig(t), opts)
 	defer a.Stop()
 	ctx := context.Background()
 	if _, err := c.Client.AppsV1().StatefulSets("default").Create(ctx, statefulSet("cache"), metav1.CreateOptions{}); err != nil {
@@ -175,5 +180,8 @@ func TestStatefulSetFollowsItsVolumeZone(t *testing.T) {
 	}
 	if runningPods(t, c.Client, "cache") != 1 {
 		t.Fatal("cache-0 no longer runs")
+	}
+	if n := len(groupNodes(t, c.Client, "gpu-b")); n != 1 {
+		t.Errorf("gpu-b has %d nodes: consolidation must not launch a zone-b replacement the pod cannot use", n)
 	}
 }
