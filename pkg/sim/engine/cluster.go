@@ -55,6 +55,11 @@ func (e *Engine) initGroups() error {
 			return err
 		}
 		for j := 0; j < *cfg.InitialSize; j++ {
+			if j%1024 == 0 {
+				if err := e.startInterrupted(fmt.Sprintf("node group %s (%d of %d nodes added)", cfg.Name, j, *cfg.InitialSize)); err != nil {
+					return err
+				}
+			}
 			if err := e.addNode(g, -time.Hour, true); err != nil {
 				return err
 			}

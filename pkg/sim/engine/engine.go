@@ -137,7 +137,7 @@ func Run(opts Options) (*Result, error) {
 	return RunContext(context.Background(), opts)
 }
 
-func newEngine(opts Options) (*Engine, error) {
+func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Scenario == nil {
 		return nil, fmt.Errorf("engine: no scenario")
 	}
@@ -155,6 +155,7 @@ func newEngine(opts Options) (*Engine, error) {
 		opts: opts, sc: opts.Scenario, auto: auto, snap: snapshot.New(),
 		rng:       rand.New(rand.NewSource(opts.Scenario.Seed)),
 		groupByID: map[string]*groupState{}, pods: map[string]*simPod{},
+		done: ctx.Done(),
 	}
 	e.initDaemonSets()
 	if err := e.sc.AddStorage(e.snap); err != nil {

@@ -32,7 +32,7 @@ func (e *LimitError) Error() string {
 // A scenario that would run past opts.MaxVirtualTime is refused before it
 // starts, with a *LimitError.
 func RunContext(ctx context.Context, opts Options) (*Result, error) {
-	e, err := newEngine(opts)
+	e, err := newEngine(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,6 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil, &LimitError{Option: "MaxVirtualTime", Limit: max.String(), Need: "virtual time " + e.end.String(), Why: why}
 	}
-	e.done = ctx.Done()
 	if err := e.run(); err != nil {
 		return nil, fmt.Errorf("scenario %s at %s: %w", e.sc.Name, e.now, err)
 	}
@@ -73,6 +72,17 @@ func (e *Engine) shouldStop() bool {
 		}
 	}
 	return false
+}
+
+// startInterrupted is an error once the run's context is done: start-up
+// (thousands of nodes and pods) stops there too, not only the event loop.
+func (e *Engine) startInterrupted(what string) error {
+	select {
+	case <-e.done:
+		return fmt.Errorf("interrupted while starting %s: %w", what, context.Canceled)
+	default:
+		return nil
+	}
 }
 
 // overMemory is a *LimitError when the process holds more than

@@ -156,3 +156,29 @@ workloads:
 		t.Errorf("8,000 nodes allocated %.1f times what 2,000 did", ratio)
 	}
 }
+
+// A signal during start-up stops it there: a scenario of a hundred
+// thousand initial nodes is not built before the interruption is seen.
+func TestStartUpStopsWithTheContext(t *testing.T) {
+	s := parse(t, `name: big
+duration: 1h
+nodeGroups:
+- {name: g, minSize: 100000, maxSize: 100000, pricePerHour: 1, capacity: {cpu: "4", memory: 16Gi}}
+`)
+	o, err := engine.OptionsFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // as a SIGINT before the run begins
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = engine.RunContext(ctx, o)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while starting node group g (0 of 100000 nodes added)") {
+		t.Fatalf("err = %v, want start-up interrupted, naming how far it got", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("allocated %d MiB before stopping, want the nodes never built", grew>>20)
+	}
+}

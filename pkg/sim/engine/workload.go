@@ -73,6 +73,9 @@ type simPod struct {
 func (e *Engine) initWorkloads() error {
 	for i := range e.sc.Workloads {
 		cfg := &e.sc.Workloads[i]
+		if err := e.startInterrupted(fmt.Sprintf("workload %s (%d of %d workloads)", cfg.Name, i, len(e.sc.Workloads))); err != nil {
+			return err
+		}
 		w := &workloadState{cfg: cfg, index: i, key: cfg.Namespace + "/" + cfg.Name}
 		w.req = snapshot.ResourceFromList(cfg.Pod.Requests)
 		w.gpus = gpu.Requested(&w.req)
