@@ -8,6 +8,7 @@
 package strictyaml
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -34,6 +35,7 @@ func Unmarshal(data []byte, v any) error {
 	}
 	strict, err := sigsjson.UnmarshalStrict(js, v)
 	if err != nil {
+		fillDecodable(js, v)
 		// A type error names its field already; find the field of any other.
 		if t := reflect.TypeOf(v); t != nil && !strings.Contains(err.Error(), "Go struct field") {
 			if located := locate(js, t, ""); len(located) > 0 {
@@ -43,6 +45,38 @@ func Unmarshal(data []byte, v any) error {
 		return fmt.Errorf("%s", trimJSON(err.Error()))
 	}
 	return errors.Join(strict...)
+}
+
+// UnmarshalAndValidate decodes data into v as Unmarshal does, then runs
+// validate on what decoded, even when some fields did not (a field whose
+// value its decoder refuses is left at its zero value): every problem of
+// the file is reported at once, the decoding ones first. A document that
+// is not YAML, or has a key twice, is not validated.
+func UnmarshalAndValidate(data []byte, v any, validate func() error) error {
+	if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+		return Unmarshal(data, v)
+	}
+	err := Unmarshal(data, v)
+	if verr := validate(); verr != nil {
+		return errors.Join(err, verr)
+	}
+	return err
+}
+
+// fillDecodable decodes, one by one, the top-level fields of the JSON
+// object js that decode on their own into v, after a decoding error left v
+// part filled; the others keep their zero values.
+func fillDecodable(js []byte, v any) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(js, &fields) != nil {
+		return
+	}
+	for name, raw := range fields {
+		one, err := json.Marshal(map[string]json.RawMessage{name: raw})
+		if err == nil {
+			_ = json.Unmarshal(one, v) // a field that fails is reported by Unmarshal
+		}
+	}
 }
 
 // trimJSON drops the decoder's "json: " prefix.

@@ -51,10 +51,7 @@ func LoadConfig(path string) (*Config, error) {
 // errors) and validates it.
 func ParseConfig(data []byte) (*Config, error) {
 	c := &Config{}
-	if err := strictyaml.Unmarshal(data, c); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
+	if err := strictyaml.UnmarshalAndValidate(data, c, c.Validate); err != nil {
 		return nil, err
 	}
 	return c, nil

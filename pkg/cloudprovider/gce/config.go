@@ -52,10 +52,7 @@ func LoadConfig(path string) (*Config, error) {
 // ParseConfig decodes strictly and validates.
 func ParseConfig(data []byte) (*Config, error) {
 	var cfg Config
-	if err := strictyaml.Unmarshal(data, &cfg); err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := strictyaml.UnmarshalAndValidate(data, &cfg, cfg.Validate); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

@@ -193,3 +193,15 @@ func TestMachineTypeTable(t *testing.T) {
 		t.Errorf("bad row: %v", err)
 	}
 }
+
+// A field whose value does not decode does not hide the other problems of
+// the file: all are reported at once.
+func TestEveryProblemOfTheFileIsReported(t *testing.T) {
+	_, err := ParseConfig([]byte("refreshInterval: 1000000000h\nzones: [moon]\nprices: {accelerators: {nvidia-l4: {onDemand: -1}}}\n"))
+	for _, want := range []string{`refreshInterval: time: invalid duration "1000000000h"`, `zones[0]: "moon" is not a zone name`,
+		"prices.accelerators.nvidia-l4: prices must not be negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig: got %v, want it to say %q", err, want)
+		}
+	}
+}
