@@ -2,7 +2,6 @@ package scaledown
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 )
@@ -18,15 +17,16 @@ import (
 // fork that Plan opened for it); those that no longer succeed wait for the
 // others (ReasonDependsOnWaitingNodes) and keep their unneeded clocks.
 // Removals simulated before any waiting node are unaffected, so nothing is
-// simulated twice when no node waits.
+// simulated twice when no node waits. A removal dropped frees its place
+// (parallelism, drain slot, disruption budget) for the nodes refused one,
+// which are then granted and simulated again with the others, until no
+// chosen removal is dropped.
 func (s *session) revalidate() {
 	for s.dependsOnWaiting() {
 		if s.resimulateChosen() == 0 || len(s.refused) == 0 {
 			break
 		}
-		// The removals dropped free their places: the nodes refused one
-		// have them, and all chosen are simulated again.
-		s.grant(slices.Clone(s.refusedRemovals()))
+		s.grant(s.refusedRemovals())
 	}
 	s.settleRefused()
 }
