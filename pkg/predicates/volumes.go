@@ -3,7 +3,7 @@ package predicates
 import "github.com/gpuscale/gpuscale/pkg/snapshot"
 
 // volumeState is what the volume plugins (VolumeRestrictions,
-// VolumeBinding, VolumeZone) need of a pod that mounts claims or in-tree
+// NodeVolumeLimits, VolumeBinding, VolumeZone) need of a pod that mounts claims or in-tree
 // disks. It hangs off the PodCheck by one pointer, so that the pods
 // without volumes, most of a GPU cluster, carry none of it.
 type volumeState struct {
@@ -28,6 +28,7 @@ func (pc *PodCheck) prepareVolumeState() Result {
 		return Result{}
 	}
 	v.zones = v.zones[:0]
+	pc.prepareLimits()
 	if r := pc.prepareBinding(); !r.Fits() {
 		return r
 	}
@@ -44,6 +45,9 @@ func (pc *PodCheck) checkVolumes(ni *snapshot.NodeInfo) Result {
 	}
 	if !v.claims {
 		return Result{}
+	}
+	if r := pc.checkVolumeLimits(ni); !r.Fits() {
+		return r
 	}
 	if r := pc.checkBinding(ni); !r.Fits() {
 		return r
