@@ -3,14 +3,15 @@ package predicates
 import "github.com/gpuscale/gpuscale/pkg/snapshot"
 
 // volumeState is what the volume plugins (VolumeRestrictions,
-// NodeVolumeLimits, VolumeBinding, VolumeZone) need of a pod that mounts claims or in-tree
-// disks. It hangs off the PodCheck by one pointer, so that the pods
+// NodeVolumeLimits, VolumeBinding, VolumeZone) need of a pod that mounts
+// claims or in-tree disks. It hangs off the PodCheck by one pointer, so that the pods
 // without volumes, most of a GPU cluster, carry none of it.
 type volumeState struct {
 	// claims: the pod mounts a claim or a generic ephemeral volume;
 	// restricted: a claim or an in-tree disk.
 	claims, restricted bool
 	restrict           restrictionState
+	limits             limitState
 	binding            bindingState
 	zones              []volumeTopology
 }
