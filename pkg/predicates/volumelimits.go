@@ -14,8 +14,10 @@ import (
 // (another pod uses it) is not counted twice. Only pods with claims fill it.
 type limitState struct {
 	volumes []attachedVolume
-	// seen is scratch: the volumes of the node's pods, per node checked.
-	seen map[attachedVolume]struct{}
+	// seen and scratch are reused per node checked: the volumes of the
+	// node's pods, and those of one pod.
+	seen    map[attachedVolume]struct{}
+	scratch []attachedVolume
 }
 
 // attachedVolume is one CSI volume as the attach limit counts it.
@@ -139,10 +141,9 @@ func (pc *PodCheck) checkVolumeLimits(ni *snapshot.NodeInfo) Result {
 		l.seen = map[attachedVolume]struct{}{}
 	}
 	clear(l.seen)
-	var scratch []attachedVolume
 	for _, pi := range ni.Pods {
-		scratch = appendAttachable(scratch[:0], pc.checker.snap, pi.Pod, nil)
-		for _, av := range scratch {
+		l.scratch = appendAttachable(l.scratch[:0], pc.checker.snap, pi.Pod, nil)
+		for _, av := range l.scratch {
 			l.seen[av] = struct{}{}
 		}
 	}
