@@ -100,9 +100,9 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
-	claims, restricted := mountsClaims(pod), needsRestrictions(pod)
-	if claims || restricted {
-		pc.vol = &volumeState{claims: claims, restricted: restricted}
+	claims, restricted, limited := mountsClaims(pod), needsRestrictions(pod), needsLimits(pod)
+	if claims || restricted || limited {
+		pc.vol = &volumeState{claims: claims, restricted: restricted, limited: limited}
 	}
 	return pc
 }

@@ -1,6 +1,8 @@
 package predicates
 
 import (
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/component-helpers/storage/ephemeral"
@@ -38,9 +40,25 @@ var inTreeDrivers = map[string]string{
 	"kubernetes.io/cinder":     "cinder.csi.openstack.org",
 }
 
+// needsLimits: the pod mounts a claim or an in-tree disk that CSI
+// migration counts (NodeVolumeLimits' PreFilter skips the others).
+func needsLimits(pod *v1.Pod) bool {
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil {
+			return true
+		}
+		if _, ok := inlineVolume(vol); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // prepareLimits lists the CSI volumes of the pod: claims bound to CSI
-// PersistentVolumes, and claims not bound yet under their class's
-// provisioner. Volumes of other kinds do not count.
+// PersistentVolumes, claims not bound yet under their class's provisioner,
+// and in-tree disks mounted inline under the CSI driver that took them
+// over. Volumes of other kinds do not count.
 func (pc *PodCheck) prepareLimits() {
 	l := &pc.vol.limits
 	l.volumes = appendAttachable(l.volumes[:0], pc.checker.snap, pc.pod, pc.ephemeralStandIn)
@@ -73,6 +91,11 @@ func appendAttachable(out []attachedVolume, snap *snapshot.Snapshot, pod *v1.Pod
 			} else if pvc != nil && ephemeral.VolumeIsForPod(pod, pvc) != nil {
 				pvc = nil
 			}
+		default:
+			if av, ok := inlineVolume(vol); ok && !containsVolume(out, av) {
+				out = append(out, av)
+			}
+			continue
 		}
 		if pvc == nil {
 			continue
@@ -82,6 +105,28 @@ func appendAttachable(out []attachedVolume, snap *snapshot.Snapshot, pod *v1.Pod
 		}
 	}
 	return out
+}
+
+// inlineVolume is the CSI volume an in-tree disk mounted inline becomes
+// under CSI migration (on by default for these four plugins), with the
+// handle the scheduler's translation gives it.
+func inlineVolume(vol *v1.Volume) (attachedVolume, bool) {
+	switch {
+	case vol.AWSElasticBlockStore != nil:
+		id := vol.AWSElasticBlockStore.VolumeID
+		if rest, ok := strings.CutPrefix(id, "aws://"); ok { // aws://zone/vol-id
+			id = strings.Trim(rest[strings.Index(rest, "/")+1:], "/")
+		}
+		return attachedVolume{driver: "ebs.csi.aws.com", handle: id}, true
+	case vol.GCEPersistentDisk != nil: // the zone of an inline disk is unknown
+		return attachedVolume{driver: "pd.csi.storage.gke.io",
+			handle: "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + vol.GCEPersistentDisk.PDName}, true
+	case vol.AzureDisk != nil:
+		return attachedVolume{driver: "disk.csi.azure.com", handle: vol.AzureDisk.DataDiskURI}, true
+	case vol.Cinder != nil:
+		return attachedVolume{driver: "cinder.csi.openstack.org", handle: vol.Cinder.VolumeID}, true
+	}
+	return attachedVolume{}, false
 }
 
 func containsVolume(vs []attachedVolume, v attachedVolume) bool {

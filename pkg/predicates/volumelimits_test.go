@@ -32,7 +32,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 		builder.VolumeClaim("fresh").Class("gp3").Build(), builder.VolumeClaim("old").Class("legacy").Build())
 	setup := func(s *snapshot.Snapshot) {
 		st.setup(s)
-		_ = s.SetCSINode(builder.CSINode("target").Driver(ebs, 2).Driver("nfs.csi.k8s.io", 0).Build())
+		_ = s.SetCSINode(builder.CSINode("target").Driver(ebs, 2).Driver("nfs.csi.k8s.io", 0).Driver("disk.csi.azure.com", 0).Build())
 	}
 	on := func(name, node string, claims ...string) *v1.Pod {
 		b := builder.Pod(name).OnNode(node)
@@ -42,6 +42,18 @@ func TestNodeVolumeLimits(t *testing.T) {
 		return b.Build()
 	}
 	full := []*v1.Pod{on("q", "target", "c1"), on("r", "target", "c2")}
+	// inline mounts in-tree disks, which CSI migration counts as volumes
+	// of the driver that took their plugin over.
+	inline := func(p *v1.Pod, srcs ...v1.VolumeSource) *v1.Pod {
+		for i, src := range srcs {
+			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: fmt.Sprintf("disk-%d", i), VolumeSource: src})
+		}
+		return p
+	}
+	awsDisk := func(id string) v1.VolumeSource {
+		return v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id}}
+	}
+	azureDisk := v1.VolumeSource{AzureDisk: &v1.AzureDiskVolumeSource{DiskName: "d", DataDiskURI: "https://disks/d"}}
 	cases := []struct {
 		name    string
 		node    string
@@ -67,6 +79,13 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{"a node without a CSINode has no limit", "bare", []*v1.Pod{on("q", "bare", "c1"), on("r", "bare", "c2")},
 			on("p", "", "c3"), predicates.Fits, "fits"},
 		{"a pod without claims", "target", full, builder.Pod("p").Build(), predicates.Fits, "fits"},
+		{"an inline EBS disk counts under ebs.csi.aws.com", "target", full, inline(builder.Pod("p").Build(), awsDisk("vol-9")),
+			predicates.NodeVolumeLimits, "2 of 2 ebs.csi.aws.com"},
+		{"an inline EBS disk attached already, by its URL", "target",
+			[]*v1.Pod{on("q", "target", "c1"), inline(on("r", "target"), awsDisk("vol-9"))},
+			inline(builder.Pod("p").Build(), awsDisk("aws://us-east-1a/vol-9")), predicates.Fits, "fits"},
+		{"an inline Azure disk counts under its driver", "target", nil, inline(builder.Pod("p").Build(), azureDisk),
+			predicates.NodeVolumeLimits, "node has 0 of 0 disk.csi.azure.com"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,16 +4,17 @@ import "github.com/gpuscale/gpuscale/pkg/snapshot"
 
 // volumeState is what the volume plugins (VolumeRestrictions,
 // NodeVolumeLimits, VolumeBinding, VolumeZone) need of a pod that mounts
-// claims or in-tree disks. It hangs off the PodCheck by one pointer, so that the pods
-// without volumes, most of a GPU cluster, carry none of it.
+// claims or in-tree disks. It hangs off the PodCheck by one pointer, so
+// that the pods without volumes, most of a GPU cluster, carry none of it.
 type volumeState struct {
 	// claims: the pod mounts a claim or a generic ephemeral volume;
-	// restricted: a claim or an in-tree disk.
-	claims, restricted bool
-	restrict           restrictionState
-	limits             limitState
-	binding            bindingState
-	zones              []volumeTopology
+	// restricted: a claim or an in-tree disk; limited: a claim or an
+	// in-tree disk that counts against a CSI driver's attach limit.
+	claims, restricted, limited bool
+	restrict                    restrictionState
+	limits                      limitState
+	binding                     bindingState
+	zones                       []volumeTopology
 }
 
 // prepareVolumeState runs the volume plugins' PreFilters in the
@@ -25,11 +26,13 @@ func (pc *PodCheck) prepareVolumeState() Result {
 			return r
 		}
 	}
+	if v.limited {
+		pc.prepareLimits()
+	}
 	if !v.claims {
 		return Result{}
 	}
 	v.zones = v.zones[:0]
-	pc.prepareLimits()
 	if r := pc.prepareBinding(); !r.Fits() {
 		return r
 	}
@@ -44,11 +47,13 @@ func (pc *PodCheck) checkVolumes(ni *snapshot.NodeInfo) Result {
 			return r
 		}
 	}
+	if v.limited {
+		if r := pc.checkVolumeLimits(ni); !r.Fits() {
+			return r
+		}
+	}
 	if !v.claims {
 		return Result{}
-	}
-	if r := pc.checkVolumeLimits(ni); !r.Fits() {
-		return r
 	}
 	if r := pc.checkBinding(ni); !r.Fits() {
 		return r
