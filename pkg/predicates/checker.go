@@ -2,8 +2,9 @@
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
 // nodes, host ports, volume restrictions (ReadWriteOncePod claims in use,
-// in-tree disks mounted twice), volume binding (bound volumes' node affinity, claims
-// bound at the first consumer), volume zones, topology spread (DoNotSchedule),
+// in-tree disks mounted twice), CSI attach limits per driver (CSINodes),
+// volume binding (bound volumes' node affinity, claims bound at the first
+// consumer), volume zones, topology spread (DoNotSchedule),
 // required inter-pod affinity and anti-affinity, and Dynamic Resource
 // Allocation (devices for the pod's ResourceClaims, allocated by
 // k8s.io/dynamic-resource-allocation's structured allocator as
