@@ -61,23 +61,14 @@ func needsLimits(pod *v1.Pod) bool {
 // over. Volumes of other kinds do not count.
 func (pc *PodCheck) prepareLimits() {
 	l := &pc.vol.limits
-	l.volumes = appendAttachable(l.volumes[:0], pc.checker.snap, pc.pod, pc.ephemeralStandIn)
-}
-
-// ephemeralStandIn is the claim a generic ephemeral volume of the pod being
-// checked will get, when the ephemeral volume controller has not made it.
-func (pc *PodCheck) ephemeralStandIn(vol *v1.Volume, name string) *v1.PersistentVolumeClaim {
-	pvc, r := pc.ephemeralClaim(vol, name)
-	if !r.Fits() {
-		return nil
-	}
-	return pvc
+	l.volumes = appendAttachable(l.volumes[:0], pc.checker.snap, pc.pod)
 }
 
 // appendAttachable appends to out the CSI volumes pod mounts, each once.
-// A claim that does not exist is skipped, unless standIn gives one.
-func appendAttachable(out []attachedVolume, snap *snapshot.Snapshot, pod *v1.Pod,
-	standIn func(*v1.Volume, string) *v1.PersistentVolumeClaim) []attachedVolume {
+// A claim that does not exist is skipped, except a generic ephemeral
+// volume's: a pod placed in a simulation has no claims made, and a pod
+// running has its own (see docs/predicates.md).
+func appendAttachable(out []attachedVolume, snap *snapshot.Snapshot, pod *v1.Pod) []attachedVolume {
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		var pvc *v1.PersistentVolumeClaim
@@ -86,8 +77,8 @@ func appendAttachable(out []attachedVolume, snap *snapshot.Snapshot, pod *v1.Pod
 			pvc = snap.PersistentVolumeClaim(pod.Namespace, vol.PersistentVolumeClaim.ClaimName)
 		case vol.Ephemeral != nil:
 			name := ephemeral.VolumeClaimName(pod, vol)
-			if pvc = snap.PersistentVolumeClaim(pod.Namespace, name); pvc == nil && standIn != nil {
-				pvc = standIn(vol, name)
+			if pvc = snap.PersistentVolumeClaim(pod.Namespace, name); pvc == nil {
+				pvc = ephemeralStandIn(snap, pod, vol, name)
 			} else if pvc != nil && ephemeral.VolumeIsForPod(pod, pvc) != nil {
 				pvc = nil
 			}
@@ -187,7 +178,7 @@ func (pc *PodCheck) checkVolumeLimits(ni *snapshot.NodeInfo) Result {
 	}
 	clear(l.seen)
 	for _, pi := range ni.Pods {
-		l.scratch = appendAttachable(l.scratch[:0], pc.checker.snap, pi.Pod, nil)
+		l.scratch = appendAttachable(l.scratch[:0], pc.checker.snap, pi.Pod)
 		for _, av := range l.scratch {
 			l.seen[av] = struct{}{}
 		}
