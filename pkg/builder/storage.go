@@ -124,3 +124,27 @@ func (b *PodBuilder) EphemeralVolume(name, class string) *PodBuilder {
 		Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: spec}}}})
 	return b
 }
+
+// CSI makes the volume one of a CSI driver with the given volume handle.
+func (b *VolumeBuilder) CSI(driver, handle string) *VolumeBuilder {
+	b.pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: handle}
+	return b
+}
+
+// CSINodeBuilder builds the CSINode of a node.
+type CSINodeBuilder struct{ cn *storagev1.CSINode }
+
+// CSINode starts the CSINode of the node named node, with no drivers.
+func CSINode(node string) *CSINodeBuilder {
+	return &CSINodeBuilder{cn: &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node}}}
+}
+
+// Driver registers a driver that can attach up to limit volumes to the node.
+func (b *CSINodeBuilder) Driver(name string, limit int32) *CSINodeBuilder {
+	b.cn.Spec.Drivers = append(b.cn.Spec.Drivers, storagev1.CSINodeDriver{
+		Name: name, NodeID: b.cn.Name, Allocatable: &storagev1.VolumeNodeResources{Count: &limit}})
+	return b
+}
+
+// Build returns the CSINode.
+func (b *CSINodeBuilder) Build() *storagev1.CSINode { return b.cn }

@@ -26,6 +26,7 @@ type listers struct {
 	pvs        corelisters.PersistentVolumeLister
 	pvcs       corelisters.PersistentVolumeClaimLister
 	classes    storagelisters.StorageClassLister
+	csiNodes   storagelisters.CSINodeLister
 	pdbs       policylisters.PodDisruptionBudgetLister
 	daemonSets appslisters.DaemonSetLister
 	// replicaSets and rcs give --min-replica-count its replica counts.
@@ -57,6 +58,7 @@ func newListers(f informers.SharedInformerFactory, withDRA bool) *listers {
 		pvs:         core.PersistentVolumes().Lister(),
 		pvcs:        core.PersistentVolumeClaims().Lister(),
 		classes:     f.Storage().V1().StorageClasses().Lister(),
+		csiNodes:    f.Storage().V1().CSINodes().Lister(),
 		pdbs:        f.Policy().V1().PodDisruptionBudgets().Lister(),
 		daemonSets:  apps.DaemonSets().Lister(),
 		replicaSets: apps.ReplicaSets().Lister(),
@@ -67,6 +69,7 @@ func newListers(f informers.SharedInformerFactory, withDRA bool) *listers {
 		{"persistentvolumes", core.PersistentVolumes().Informer()},
 		{"persistentvolumeclaims", core.PersistentVolumeClaims().Informer()},
 		{"storageclasses", f.Storage().V1().StorageClasses().Informer()},
+		{"csinodes", f.Storage().V1().CSINodes().Informer()},
 		{"poddisruptionbudgets", f.Policy().V1().PodDisruptionBudgets().Informer()},
 		{"daemonsets", apps.DaemonSets().Informer()}, {"replicasets", apps.ReplicaSets().Informer()},
 		{"replicationcontrollers", core.ReplicationControllers().Informer()},

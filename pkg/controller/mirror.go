@@ -37,11 +37,11 @@ type mirror struct {
 
 type podKey struct{ namespace, name string }
 
-// objectKeys are the namespaces, volumes, claims and storage classes the
-// mirror put in the snapshot, so that those the caches no longer hold are
-// removed.
+// objectKeys are the namespaces, volumes, claims, storage classes and
+// CSINodes the mirror put in the snapshot, so that those the caches no
+// longer hold are removed.
 type objectKeys struct {
-	namespaces, volumes, claims, classes map[objectKey]bool
+	namespaces, volumes, claims, classes, csiNodes map[objectKey]bool
 }
 
 // mirroredPod is the object in the snapshot and the sync that last saw it.
@@ -258,8 +258,8 @@ func sortByNode(pods []*v1.Pod) {
 	}
 }
 
-// syncObjects mirrors the namespaces, volumes, claims and storage classes
-// as the pods are: only those that changed are set, and those gone are
+// syncObjects mirrors the namespaces, volumes, claims, storage classes and
+// CSINodes as the pods are: only those that changed are set, and those gone are
 // forgotten. DRA device classes, claim templates and slices follow.
 func (m *mirror) syncObjects(l *listers) error {
 	nss, err := l.namespaces.List(labels.Everything())
@@ -290,6 +290,13 @@ func (m *mirror) syncObjects(l *listers) error {
 	m.objects.classes = mirrorObjects(m.objects.classes, classes,
 		func(k objectKey) *storagev1.StorageClass { return m.snap.StorageClass(k.name) },
 		m.snap.SetStorageClass, func(k objectKey) { m.snap.RemoveStorageClass(k.name) })
+	csiNodes, err := l.csiNodes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	m.objects.csiNodes = mirrorObjects(m.objects.csiNodes, csiNodes,
+		func(k objectKey) *storagev1.CSINode { return m.snap.CSINode(k.name) },
+		m.snap.SetCSINode, func(k objectKey) { m.snap.RemoveCSINode(k.name) })
 	if l.dra != nil {
 		return m.syncDRADevices(l.dra)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/pending"
 )
 
-// Volumes, claims and storage classes are mirrored as pods are: a loop in
+// Volumes, claims, storage classes and CSINodes are mirrored as pods are: a loop in
 // which none changed leaves the snapshot untouched (its generation kept, so
 // no prepared pod check is recomputed), a changed one is replaced, and a
 // deleted one is forgotten.
@@ -20,6 +20,7 @@ func TestMirrorFollowsStorageIncrementally(t *testing.T) {
 	core, storage := f.Core().V1(), f.Storage().V1()
 	pvs, pvcs, classes := core.PersistentVolumes().Informer().GetIndexer(), core.PersistentVolumeClaims().Informer().GetIndexer(),
 		storage.StorageClasses().Informer().GetIndexer()
+	csiNodes := storage.CSINodes().Informer().GetIndexer()
 	cp := &groupsProvider{groups: []string{"a"}}
 	f0 := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	l0 := newListers(f0, false)
@@ -44,8 +45,11 @@ func TestMirrorFollowsStorageIncrementally(t *testing.T) {
 	must(pvs.Add(pv))
 	must(pvcs.Add(pvc))
 	must(classes.Add(class))
+	csiNode := builder.CSINode("n1").Driver("ebs.csi.aws.com", 25).Build()
+	must(csiNodes.Add(csiNode))
 	sync()
-	if m.snap.PersistentVolume("pv-a") != pv || m.snap.PersistentVolumeClaim("default", "data") != pvc || m.snap.StorageClass("gp3") != class {
+	if m.snap.PersistentVolume("pv-a") != pv || m.snap.PersistentVolumeClaim("default", "data") != pvc || m.snap.StorageClass("gp3") != class ||
+		m.snap.CSINode("n1") != csiNode {
 		t.Fatal("storage objects missing from the snapshot after the first loop")
 	}
 	// A loop moves the generation by as much as it does in a cluster
@@ -70,12 +74,20 @@ func TestMirrorFollowsStorageIncrementally(t *testing.T) {
 	if m.snap.PersistentVolume("pv-a") != moved {
 		t.Error("the changed volume was not replaced")
 	}
+	raised := builder.CSINode("n1").Driver("ebs.csi.aws.com", 39).Build()
+	must(csiNodes.Update(raised))
+	sync()
+	if m.snap.CSINode("n1") != raised {
+		t.Error("the changed CSINode was not replaced")
+	}
 
 	must(pvs.Delete(moved))
 	must(pvcs.Delete(pvc))
 	must(classes.Delete(class))
+	must(csiNodes.Delete(raised))
 	sync()
-	if m.snap.PersistentVolume("pv-a") != nil || m.snap.PersistentVolumeClaim("default", "data") != nil || m.snap.StorageClass("gp3") != nil {
+	if m.snap.PersistentVolume("pv-a") != nil || m.snap.PersistentVolumeClaim("default", "data") != nil || m.snap.StorageClass("gp3") != nil ||
+		m.snap.CSINode("n1") != nil {
 		t.Error("deleted storage objects are still in the snapshot")
 	}
 }

@@ -51,13 +51,30 @@ func NewTemplate(g *snapshot.NodeGroup, daemonSets []*appsv1.DaemonSet) (*Templa
 	return t, nil
 }
 
+// addSiblingCSINode gives a new node the CSI attach limits of a registered
+// node of its group (a copy of its CSINode), since a template node has no
+// CSINode of its own; without a sibling the new node has no limits.
+func addSiblingCSINode(s *snapshot.Snapshot, group, name string) error {
+	sibling := s.GroupCSINode(group, name)
+	if sibling == nil {
+		return nil
+	}
+	cn := sibling.DeepCopy()
+	cn.Name, cn.UID, cn.ResourceVersion, cn.OwnerReferences = name, "", "", nil
+	for i := range cn.Spec.Drivers {
+		cn.Spec.Drivers[i].NodeID = name
+	}
+	return s.SetCSINode(cn)
+}
+
 func ptrTrue() *bool { b := true; return &b }
 
 // DaemonPods are the DaemonSet pods counted on every new node.
 func (t *Template) DaemonPods() []*snapshot.PodInfo { return t.daemonPods }
 
-// AddNode adds one new node named name, with its DaemonSet pods and the
-// ResourceSlices its DRA drivers will publish, to s.
+// AddNode adds one new node named name, with its DaemonSet pods, the
+// ResourceSlices its DRA drivers will publish and the CSINode its CSI
+// drivers will register, to s.
 func (t *Template) AddNode(s *snapshot.Snapshot, name string) (*snapshot.NodeInfo, error) {
 	node := t.Group.Template.DeepCopy()
 	node.Name = name
@@ -72,6 +89,9 @@ func (t *Template) AddNode(s *snapshot.Snapshot, name string) (*snapshot.NodeInf
 		if err := dra.AddForNode(s, t.Group.TemplateSlices, t.Group.Template.Name, name); err != nil {
 			return nil, fmt.Errorf("node group %s: template slices: %w", t.Group.ID, err)
 		}
+	}
+	if err := addSiblingCSINode(s, t.Group.ID, name); err != nil {
+		return nil, fmt.Errorf("node group %s: %w", t.Group.ID, err)
 	}
 	for _, dp := range t.daemonPods {
 		pi := *dp

@@ -2,8 +2,9 @@
 // kube-scheduler's filter plugins would: node resources, taints and
 // tolerations, node selector and required node affinity, unschedulable
 // nodes, host ports, volume restrictions (ReadWriteOncePod claims in use,
-// in-tree disks mounted twice), volume binding (bound volumes' node affinity, claims
-// bound at the first consumer), volume zones, topology spread (DoNotSchedule),
+// in-tree disks mounted twice), CSI attach limits per driver (CSINodes),
+// volume binding (bound volumes' node affinity, claims bound at the first
+// consumer), volume zones, topology spread (DoNotSchedule),
 // required inter-pod affinity and anti-affinity, and Dynamic Resource
 // Allocation (devices for the pod's ResourceClaims, allocated by
 // k8s.io/dynamic-resource-allocation's structured allocator as
@@ -100,9 +101,9 @@ func (c *Checker) PreparePodInfo(pi *snapshot.PodInfo) *PodCheck {
 	pc.hasNodeAffinity = len(pod.Spec.NodeSelector) > 0 ||
 		(a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 	pc.toleratesUnschedulable = tolerates(pod.Spec.Tolerations, &unschedulableTaint)
-	claims, restricted := mountsClaims(pod), needsRestrictions(pod)
-	if claims || restricted {
-		pc.vol = &volumeState{claims: claims, restricted: restricted}
+	claims, restricted, limited := mountsClaims(pod), needsRestrictions(pod), needsLimits(pod)
+	if claims || restricted || limited {
+		pc.vol = &volumeState{claims: claims, restricted: restricted, limited: limited}
 	}
 	return pc
 }

@@ -21,6 +21,7 @@ const (
 	NodePorts
 	NodeResourcesFit
 	VolumeRestrictions
+	NodeVolumeLimits
 	VolumeBinding
 	VolumeZone
 	PodTopologySpread
@@ -29,7 +30,7 @@ const (
 )
 
 var predicateNames = [...]string{"", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-	"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+	"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 
 func (p Predicate) String() string { return predicateNames[p] }
 
@@ -62,6 +63,7 @@ const (
 	ReasonVolumeBindConflict
 	ReasonReadWriteOncePod
 	ReasonDiskConflict
+	ReasonVolumeLimit
 )
 
 // Result is the outcome of checking one pod against one node. The zero
@@ -124,6 +126,8 @@ func (r Result) Message(subject string) string {
 		return fmt.Sprintf("PersistentVolumeClaim %s is ReadWriteOncePod and pod %s uses it", r.Detail, r.Detail2)
 	case ReasonDiskConflict:
 		return fmt.Sprintf("volume %s: pod %s on %s mounts the same disk", r.Detail, r.Detail2, subject)
+	case ReasonVolumeLimit:
+		return fmt.Sprintf("%s has %d of %d %s volumes attached and the pod needs %d more", subject, r.Used, r.Allocatable, r.Detail, r.Wanted)
 	case ReasonVolumeBindConflict:
 		return fmt.Sprintf("%s cannot bind %s: %s", subject, r.Detail, r.Detail2)
 	case ReasonVolumeUnresolvable, ReasonInvalidPod:

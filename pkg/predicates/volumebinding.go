@@ -141,20 +141,30 @@ func (pc *PodCheck) volumeClaim(vol *v1.Volume) (*v1.PersistentVolumeClaim, Resu
 // vol, with the class the DefaultStorageClass admission plugin would give
 // it when the template names none.
 func (pc *PodCheck) ephemeralClaim(vol *v1.Volume, name string) (*v1.PersistentVolumeClaim, Result) {
-	tmpl := vol.Ephemeral.VolumeClaimTemplate
-	if tmpl == nil {
+	pvc := ephemeralStandIn(pc.checker.snap, pc.pod, vol, name)
+	if pvc == nil {
 		return nil, bindingFailure("volume %s: ephemeral volume has no volumeClaimTemplate", vol.Name)
 	}
+	return pvc, Result{}
+}
+
+// ephemeralStandIn is the claim named name that the ephemeral volume
+// controller makes for pod's volume vol; nil when vol has no template.
+func ephemeralStandIn(snap *snapshot.Snapshot, pod *v1.Pod, vol *v1.Volume, name string) *v1.PersistentVolumeClaim {
+	tmpl := vol.Ephemeral.VolumeClaimTemplate
+	if tmpl == nil {
+		return nil
+	}
 	pvc := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pc.pod.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
 		Spec:       tmpl.Spec,
 	}
 	if pvc.Spec.StorageClassName == nil {
-		if def := defaultClass(pc.checker.snap); def != "" {
+		if def := defaultClass(snap); def != "" {
 			pvc.Spec.StorageClassName = &def
 		}
 	}
-	return pvc, Result{}
+	return pvc
 }
 
 // defaultClass is the default StorageClass: the newest of those marked

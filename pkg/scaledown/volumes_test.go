@@ -70,3 +70,35 @@ func TestReadWriteOncePodPodMoves(t *testing.T) {
 		t.Errorf("moves %v, want model-cache->a2", got)
 	}
 }
+
+// Story: scale-down must not move a pod to a node that cannot attach its
+// volume. a1's pod uses a CSI volume; a2 (same zone, room to spare) already
+// attaches one volume of the same driver. With an attach limit of 1 on a2,
+// a1 stays and the message names the driver and the count; with 2, the pod
+// moves.
+func TestVolumePodIsNotMovedToANodeAtItsAttachLimit(t *testing.T) {
+	const ebs = "ebs.csi.aws.com"
+	for _, limit := range []int32{1, 2} {
+		c := zonalVolumeCluster(t, true)
+		pv := c.snap.PersistentVolume("pv-a").DeepCopy()
+		pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: ebs, VolumeHandle: "vol-a"}
+		must(t, c.snap.SetPersistentVolume(pv))
+		must(t, c.snap.SetPersistentVolume(builder.Volume("pv-logs").CSI(ebs, "vol-logs").Build()))
+		must(t, c.snap.SetPersistentVolumeClaim(builder.VolumeClaim("logs").BoundTo("pv-logs").Build()))
+		must(t, c.snap.AddPod(controlledBy(builder.Pod("logger").CPU("100m").Claim("logs").OnNode("a2").Build(), "StatefulSet", "logs")))
+		must(t, c.snap.SetCSINode(builder.CSINode("a2").Driver(ebs, limit).Build()))
+		plan := newPlanner(t, immediate()).Plan(c.input(t0))
+		if limit == 2 {
+			if got := evictions(removal(t, plan, "a1")); !slices.Equal(got, []string{"model-cache->a2"}) {
+				t.Errorf("limit 2: moves %v, want model-cache->a2", got)
+			}
+			continue
+		}
+		if got := deleted(plan); slices.Contains(got, "a1") {
+			t.Fatalf("limit 1: deleted %v: a2 cannot attach a1's volume", got)
+		}
+		if k := kept(t, plan, "a1"); !strings.Contains(k.Message, "1 of 1 ebs.csi.aws.com volumes attached") {
+			t.Errorf("limit 1: kept message %q does not name the driver and its limit", k.Message)
+		}
+	}
+}

@@ -19,6 +19,7 @@ type Objects struct {
 	Volumes        []*v1.PersistentVolume      `json:"volumes,omitempty"`
 	Claims         []*v1.PersistentVolumeClaim `json:"claims,omitempty"`
 	StorageClasses []*storagev1.StorageClass   `json:"storageClasses,omitempty"`
+	CSINodes       []*storagev1.CSINode        `json:"csiNodes,omitempty"`
 	// The resource.k8s.io objects, claims with their allocations.
 	DeviceClasses          []*resourceapi.DeviceClass           `json:"deviceClasses,omitempty"`
 	ResourceClaimTemplates []*resourceapi.ResourceClaimTemplate `json:"resourceClaimTemplates,omitempty"`
@@ -49,6 +50,7 @@ func (s *Snapshot) Export() Objects {
 	o.Volumes = valuesByKey(s.pvs)
 	o.Claims = valuesByKey(s.pvcs)
 	o.StorageClasses = valuesByKey(s.classes)
+	o.CSINodes = valuesByKey(s.csiNodes)
 	if s.dra.slices != nil {
 		o.DeviceClasses, o.ResourceClaimTemplates = s.DeviceClasses(), s.ResourceClaimTemplates()
 		o.ResourceClaims, o.ResourceSlices = s.ResourceClaims(), s.ResourceSlices()
@@ -110,6 +112,11 @@ func FromObjects(o Objects) (*Snapshot, error) {
 	}
 	for _, sc := range o.StorageClasses {
 		if err := s.SetStorageClass(sc); err != nil {
+			return nil, err
+		}
+	}
+	for _, cn := range o.CSINodes {
+		if err := s.SetCSINode(cn); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,7 @@ type Snapshot struct {
 	pvs        map[string]*v1.PersistentVolume
 	pvcs       map[string]*v1.PersistentVolumeClaim // by namespace/name
 	classes    map[string]*storagev1.StorageClass
+	csiNodes   map[string]*storagev1.CSINode // by node name
 	dra        draStore
 
 	// byLabel indexes pods by label for inter-pod affinity; it is built
@@ -58,6 +59,7 @@ func New() *Snapshot {
 		pvs:        map[string]*v1.PersistentVolume{},
 		pvcs:       map[string]*v1.PersistentVolumeClaim{},
 		classes:    map[string]*storagev1.StorageClass{},
+		csiNodes:   map[string]*storagev1.CSINode{},
 		domains:    map[string]map[string]map[*NodeInfo]struct{}{},
 		antiNodes:  map[*NodeInfo]struct{}{},
 		dra:        draStore{features: DefaultDRAFeatures()},

@@ -38,6 +38,7 @@ var autoscalerClusterGrants = []grant{
 	{"/persistentvolumes", "list", ""}, {"/persistentvolumes", "watch", ""},
 	{"/persistentvolumeclaims", "list", ""}, {"/persistentvolumeclaims", "watch", ""},
 	{"storage.k8s.io/storageclasses", "list", ""}, {"storage.k8s.io/storageclasses", "watch", ""},
+	{"storage.k8s.io/csinodes", "list", ""}, {"storage.k8s.io/csinodes", "watch", ""},
 	{"policy/poddisruptionbudgets", "list", ""}, {"policy/poddisruptionbudgets", "watch", ""},
 	{"apps/daemonsets", "list", ""}, {"apps/daemonsets", "watch", ""},
 	{"apps/replicasets", "list", ""}, {"apps/replicasets", "watch", ""},

@@ -134,6 +134,7 @@ func features(c *Cluster, p *v1.Pod) []string {
 		}
 	}
 	f = append(f, volumeFeatures(c, p)...)
+	f = append(f, limitFeatures(c, p)...)
 	add(p.Spec.NodeName != "", "nodeName")
 	return append(f, draFeatures(c, p)...)
 }
@@ -209,7 +210,7 @@ func TestGeneratorCoverage(t *testing.T) {
 			t.Errorf("no node was ever rejected by %s", pl)
 		}
 	}
-	for _, tag := range slices.Concat(wantFeatures, draWantFeatures) {
+	for _, tag := range slices.Concat(wantFeatures, draWantFeatures, limitWantFeatures) {
 		if s := seen[tag]; s == nil || s[0] == 0 || s[1] == 0 {
 			t.Errorf("feature %q lacks a feasible or an infeasible case: %v", tag, s)
 		}

@@ -116,6 +116,7 @@ func GenerateWith(r *rand.Rand, o Options) (*Cluster, *v1.Pod) {
 	pending := g.pendingPod(c)
 	g.addDisks(c, pending)
 	g.addDRA(c, pending)
+	g.addAttachLimits(c, pending)
 	return c, pending
 }
 

@@ -30,6 +30,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
@@ -42,6 +43,7 @@ type Cluster struct {
 	PersistentVolumes      []*v1.PersistentVolume
 	PersistentVolumeClaims []*v1.PersistentVolumeClaim
 	StorageClasses         []*storagev1.StorageClass
+	CSINodes               []*storagev1.CSINode
 	// Dynamic Resource Allocation objects (resource.k8s.io/v1).
 	DeviceClasses  []*resourceapi.DeviceClass
 	ResourceClaims []*resourceapi.ResourceClaim
@@ -64,6 +66,7 @@ var FilterPlugins = []string{
 	names.NodePorts,
 	names.NodeResourcesFit,
 	names.VolumeRestrictions,
+	names.NodeVolumeLimits,
 	names.VolumeBinding,
 	names.VolumeZone,
 	names.PodTopologySpread,
@@ -79,6 +82,7 @@ var preFilterPlugins = []string{
 	names.NodePorts,
 	names.NodeResourcesFit,
 	names.VolumeRestrictions,
+	names.NodeVolumeLimits,
 	names.VolumeBinding,
 	names.VolumeZone,
 	names.PodTopologySpread,
@@ -180,6 +184,7 @@ func NewOracle(c *Cluster) (*Oracle, error) {
 		addAll(core.PersistentVolumes().Informer(), c.PersistentVolumes),
 		addAll(core.PersistentVolumeClaims().Informer(), c.PersistentVolumeClaims),
 		addAll(storage.StorageClasses().Informer(), c.StorageClasses),
+		addAll(storage.CSINodes().Informer(), c.CSINodes),
 	); err != nil {
 		return nil, fmt.Errorf("loading listers: %w", err)
 	}
@@ -210,6 +215,7 @@ func NewOracle(c *Cluster) (*Oracle, error) {
 		frameworkruntime.WithInformerFactory(factory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithSharedDRAManager(newDRAObjects(c)),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(storage.CSINodes().Lister())),
 		frameworkruntime.WithMetricsRecorder(recorder),
 		frameworkruntime.WithLogger(logr.Discard()),
 	)

@@ -169,6 +169,11 @@ func ourVerdicts(c *Cluster, pod *v1.Pod, o Options) (map[string]predicates.Resu
 			return nil, err
 		}
 	}
+	for _, cn := range c.CSINodes {
+		if err := s.SetCSINode(cn); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range c.Nodes {
 		if err := s.AddNode(n); err != nil {
 			return nil, err

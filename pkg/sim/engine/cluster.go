@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/gpu"
@@ -164,6 +167,9 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
 		return err
 	}
+	if err := e.publishCSINode(g, name); err != nil {
+		return err
+	}
 	g.nodes++
 	g.peakNodes = max(g.peakNodes, g.nodes)
 	if err := e.placeDaemonSetPods(n); err != nil {
@@ -172,6 +178,21 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	e.roomGrew()
 	e.touch()
 	return nil
+}
+
+// publishCSINode gives a node of g the CSINode its CSI drivers publish,
+// with the group's attach limits; a group without limits publishes none.
+func (e *Engine) publishCSINode(g *groupState, node string) error {
+	if len(g.cfg.VolumeLimits) == 0 {
+		return nil
+	}
+	cn := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	for _, d := range slices.Sorted(maps.Keys(g.cfg.VolumeLimits)) {
+		count := g.cfg.VolumeLimits[d]
+		cn.Spec.Drivers = append(cn.Spec.Drivers, storagev1.CSINodeDriver{Name: d, NodeID: node,
+			Allocatable: &storagev1.VolumeNodeResources{Count: &count}})
+	}
+	return e.snap.SetCSINode(cn)
 }
 
 func stripGPUs(n *v1.Node) {
@@ -224,6 +245,7 @@ func (e *Engine) removeNode(name string) error {
 	if err := e.snap.RemoveNode(name); err != nil {
 		return err
 	}
+	e.snap.RemoveCSINode(name)
 	g.nodes--
 	g.removed++
 	e.touch()

@@ -71,3 +71,58 @@ func TestScenarioStorageReferences(t *testing.T) {
 		}
 	}
 }
+
+// attachLimitScenario: a group whose nodes attach one ebs.csi.aws.com
+// volume each (volumeLimits), and three Job pods that each mount a volume
+// of their own (a generic ephemeral volume) and would share one node.
+const attachLimitScenario = `
+name: attach-limits
+nodeGroups:
+- name: pool
+  maxSize: 5
+  pricePerHour: 1
+  capacity: {cpu: "8", memory: 32Gi}
+  volumeLimits: {ebs.csi.aws.com: 1}
+storageClasses:
+- metadata: {name: gp3}
+  provisioner: ebs.csi.aws.com
+  volumeBindingMode: WaitForFirstConsumer
+workloads:
+- name: etl
+  pod:
+    requests: {cpu: "1", memory: 1Gi}
+    volumes:
+    - name: scratch
+      ephemeral:
+        volumeClaimTemplate:
+          spec: {storageClassName: gp3, accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+  jobs: [{at: 1m, count: 3, duration: 30m}]
+`
+
+// Each node attaches one volume: the three pods run on three nodes. The
+// group starts from zero, so the first node has no sibling to take the
+// limit from; once it registers its CSINode, the rest follow.
+func TestSimulatorFollowsAttachLimits(t *testing.T) {
+	for _, limits := range []string{"", "  volumeLimits: {ebs.csi.aws.com: 1}\n"} {
+		yaml := strings.Replace(attachLimitScenario, "  volumeLimits: {ebs.csi.aws.com: 1}\n", limits, 1)
+		res := run(t, parse(t, yaml))
+		if res.Finished != 3 || res.Unscheduled != 0 {
+			t.Fatalf("limits %q: %d pods finished, %d never scheduled; want the 3 Jobs run", limits, res.Finished, res.Unscheduled)
+		}
+		want := 1
+		if limits != "" {
+			want = 3
+		}
+		if got := res.Groups[0].PeakNodes; got != want {
+			t.Errorf("limits %q: peak %d nodes, want %d", limits, got, want)
+		}
+	}
+}
+
+func TestScenarioRefusesANegativeVolumeLimit(t *testing.T) {
+	yaml := strings.Replace(attachLimitScenario, "ebs.csi.aws.com: 1}", "ebs.csi.aws.com: -1}", 1)
+	_, err := scenario.Parse([]byte(yaml))
+	if err == nil || !strings.Contains(err.Error(), "nodeGroups[0].volumeLimits[ebs.csi.aws.com]") || !strings.Contains(err.Error(), "-1") {
+		t.Fatalf("error %v, want one naming nodeGroups[0].volumeLimits[ebs.csi.aws.com] and -1", err)
+	}
+}

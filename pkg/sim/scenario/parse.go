@@ -3,6 +3,8 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -206,6 +208,13 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad("capacity."+string(r), "must not be negative, got %q", q.String())
 		} else if countedInUnits(r) && q.MilliValue()%1000 != 0 {
 			bad("capacity."+string(r), "must be a whole number (%s is counted in units), got %q", r, q.String())
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(g.VolumeLimits)) {
+		if d == "" {
+			bad("volumeLimits", "a driver name must not be empty")
+		} else if n := g.VolumeLimits[d]; n < 0 {
+			bad(fmt.Sprintf("volumeLimits[%s]", d), "must not be negative, got %d", n)
 		}
 	}
 	for i, w := range g.Stockouts {

@@ -112,6 +112,10 @@ type NodeGroup struct {
 	Capacity v1.ResourceList   `json:"capacity"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Taints   []v1.Taint        `json:"taints,omitempty"`
+	// VolumeLimits are the CSI attach limits of each node of the group, by
+	// driver: the allocatable.count of the CSINode every node publishes.
+	// None: the nodes publish no CSINode and attach without limit.
+	VolumeLimits map[string]int32 `json:"volumeLimits,omitempty"`
 	// Stockouts are windows in which the group's cloud has no capacity:
 	// nodes asked for then are never created, and the failure is reported
 	// after CreationFailureDelay.
