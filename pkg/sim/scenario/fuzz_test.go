@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
@@ -72,11 +73,13 @@ func FuzzParse(f *testing.F) {
 			return // valid, but too big to start in a fuzz run
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // build the engine and stop at once
+		defer cancel()
 		o, err := engine.OptionsFor(s)
 		if err != nil {
 			t.Fatalf("accepted scenario has settings the flag parser refuses: %v", err)
 		}
+		// Build the engine, then stop at the first turn of the run.
+		o.Progress = func(time.Duration, time.Duration) { cancel() }
 		if res, err := engine.RunContext(ctx, o); res == nil {
 			t.Fatalf("accepted scenario does not start: %v", err)
 		}
