@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"text/template"
 	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/inputlimit"
 )
 
 // RenderLimits bound one execution of a rule template. A template is a
@@ -67,7 +69,7 @@ func Render(t *template.Template, args any, lim RenderLimits) (string, error) {
 	select {
 	case r := <-done:
 		if errors.Is(r.err, errOutputLimit) {
-			return "", fmt.Errorf("the template writes more than %s (the limit); a range over a large number or a recursive define does this", byteSize(lim.MaxBytes))
+			return "", fmt.Errorf("the template writes more than %s (the limit); a range over a large number or a recursive define does this", inputlimit.Size(int64(lim.MaxBytes)))
 		}
 		return r.out, r.err
 	case <-timer.C:
@@ -89,14 +91,4 @@ func (w *boundedWriter) Write(p []byte) (int, error) {
 		return 0, errOutputLimit
 	}
 	return w.b.Write(p)
-}
-
-func byteSize(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
