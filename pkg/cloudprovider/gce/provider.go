@@ -95,6 +95,12 @@ type GroupProblem struct {
 	Err   error
 }
 
+// Error says what is wrong with the group; Err names it already.
+func (g GroupProblem) Error() string { return g.Err.Error() }
+
+// Unwrap returns Err.
+func (g GroupProblem) Unwrap() error { return g.Err }
+
 // group is one served MIG as of the last refresh.
 type group struct {
 	ref      MIGRef
@@ -285,11 +291,16 @@ func (p *Provider) NodeGroupForNode(node *v1.Node) (string, error) {
 }
 
 // Problems lists the groups left out, sorted by group, as of the last
-// refresh (bad URLs from the start).
-func (p *Provider) Problems() []GroupProblem {
+// refresh (bad URLs from the start), each a GroupProblem: the same
+// signature as the AWS provider's.
+func (p *Provider) Problems() []error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return append([]GroupProblem(nil), p.problems...)
+	out := make([]error, len(p.problems))
+	for i, gp := range p.problems {
+		out[i] = gp
+	}
+	return out
 }
 
 // FailedCreations returns the instance creations that failed since the

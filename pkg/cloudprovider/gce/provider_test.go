@@ -2,6 +2,7 @@ package gce
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -220,7 +221,11 @@ func TestBadInputLeavesOutOnlyTheBadGroups(t *testing.T) {
 	if len(probs) != len(wantParts) {
 		t.Fatalf("problems: %v", probs)
 	}
-	for _, pr := range probs {
+	for _, err := range probs {
+		var pr GroupProblem
+		if !errors.As(err, &pr) {
+			t.Fatalf("problem %v is not a GroupProblem", err)
+		}
 		var parts []string
 		for k, v := range wantParts {
 			if strings.HasSuffix(pr.Group, k) {
