@@ -11,7 +11,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // A 500m pod annotated do-not-disrupt (gpuscale's key and Karpenter's) on
@@ -160,14 +159,7 @@ func TestFreedDrainSlotGoesToTheNextNode(t *testing.T) {
 // on: "a" evicts p towards its required partner on w; w's simulation moved
 // partner and p on to d, but w waits, so the partner stays on w.
 func TestDestinationsHoldWhenALaterNodeWaits(t *testing.T) {
-	hour := time.Hour
-	c := newCluster(t)
-	slow := builder.NodeGroup("slow").Max(10).Target(1).Build()
-	slow.Options = &snapshot.GroupOptions{ScaleDownUnneededTime: &hour}
-	if err := c.snap.SetNodeGroup(slow); err != nil {
-		t.Fatal(err)
-	}
-	c.group("fast", 0, 1)
+	c := slowAndFast(t)
 	p := controlledBy(builder.Pod("p").CPU("500m").Label("app", "p").Affinity(v1.LabelHostname, "app", "partner").Build(), "ReplicaSet", "p")
 	partner := controlledBy(builder.Pod("partner").CPU("1").Label("app", "partner").Build(), "ReplicaSet", "partner")
 	c.node(node4("a").Label(v1.LabelHostname, "a").Build(), "fast", p).

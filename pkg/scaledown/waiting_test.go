@@ -12,13 +12,9 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
-// partnerCluster: "web" on node a requires a pod labelled app=db on its
-// node. The db pod is on b, whose group waits an hour before removing
-// anything; b takes only one pod. The simulation removes b first (lower
-// utilization): db moves to the spare node c, and web then fits on c next
-// to it. But b waits, so db stays on b in reality: c has no partner for
-// web, and b has no room for it. a must stay until b goes.
-func partnerCluster(t *testing.T) *cluster {
+// slowAndFast has two empty groups: "slow", whose options wait an hour
+// before removing a node, and "fast", with the planner's unneeded time.
+func slowAndFast(t *testing.T) *cluster {
 	hour := time.Hour
 	c := newCluster(t)
 	slow := builder.NodeGroup("slow").Max(10).Target(1).Build()
@@ -26,7 +22,17 @@ func partnerCluster(t *testing.T) *cluster {
 	if err := c.snap.SetNodeGroup(slow); err != nil {
 		t.Fatal(err)
 	}
-	c.group("fast", 0, 1)
+	return c.group("fast", 0, 1)
+}
+
+// partnerCluster: "web" on node a requires a pod labelled app=db on its
+// node. The db pod is on b, whose group waits an hour before removing
+// anything; b takes only one pod. The simulation removes b first (lower
+// utilization): db moves to the spare node c, and web then fits on c next
+// to it. But b waits, so db stays on b in reality: c has no partner for
+// web, and b has no room for it. a must stay until b goes.
+func partnerCluster(t *testing.T) *cluster {
+	c := slowAndFast(t)
 	web := controlledBy(builder.Pod("web").CPU("1").Label("app", "web").Affinity(v1.LabelHostname, "app", "db").Build(), "ReplicaSet", "web")
 	db := controlledBy(builder.Pod("db").CPU("100m").Label("app", "db").Build(), "ReplicaSet", "db")
 	c.node(node4("a").Label(v1.LabelHostname, "a").Build(), "fast", web).
