@@ -144,12 +144,18 @@ type Classifier func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState
 
 // Classifier classifies the nodes of snap at now as Classify does.
 func (s *State) Classifier(snap *snapshot.Snapshot, now time.Time) Classifier {
-	return DefaultClassifier(s.opts, snap, now)
+	return func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState {
+		return Classify(s.opts, snap, ni, g, now)
+	}
 }
 
-// DefaultClassifier classifies with opts, for planners used without a loop.
-func DefaultClassifier(opts Options, snap *snapshot.Snapshot, now time.Time) Classifier {
-	return func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState { return Classify(opts, snap, ni, g, now) }
+// State says how ready ni, of group g, is: as c says, or, for a nil c (a
+// planner used without a loop), as Classify says with the default options.
+func (c Classifier) State(snap *snapshot.Snapshot, now time.Time, ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState {
+	if c == nil {
+		return Classify(DefaultOptions(), snap, ni, g, now)
+	}
+	return c(ni, g)
 }
 
 // Classify says how ready a registered node of group g in snap is at now,

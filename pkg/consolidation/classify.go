@@ -12,7 +12,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -38,7 +37,7 @@ func (s *session) classifyNodes() {
 		if gpu.IsGPUNode(node) {
 			st.kind = limits.Type(node)
 		}
-		ready := s.classify(st.ni, st.group) == clusterstate.NodeReady && !gpu.Awaiting(node)
+		ready := s.in.Readiness.State(s.snap, s.in.Now, st.ni, st.group) == clusterstate.NodeReady && !gpu.Awaiting(node)
 		gone := s.deleting[node.Name] || s.replacing[node.Name] ||
 			disruption.TaintedToBeDeleted(node, s.in.Now, s.opts.MaxCloudProviderNodeDeletionTime)
 		// Pods go only to nodes that run them now and stay; the new nodes
@@ -56,14 +55,6 @@ func (s *session) classifyNodes() {
 			s.cands = append(s.cands, int32(i))
 		}
 	}
-}
-
-// classify says how ready a node is, as the loop defines it.
-func (s *session) classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) clusterstate.NodeState {
-	if s.in.Readiness == nil {
-		s.in.Readiness = clusterstate.DefaultClassifier(clusterstate.DefaultOptions(), s.snap, s.in.Now)
-	}
-	return s.in.Readiness(ni, g)
 }
 
 // eligibility returns why a node cannot move whatever its pods, or "".

@@ -92,9 +92,9 @@ func recheckRules(rs drain.Rules) drain.Rules {
 	return out
 }
 
-// rulesFor returns the rules that planned rm: scale-down and
-// consolidation judge pods with the same rules (do-not-disrupt included).
-func (a *liveActuator) rulesFor(disruption.Removal) drain.Rules {
+// rules returns the rules the removals were planned with: scale-down and
+// consolidation judge pods with the same ones (do-not-disrupt included).
+func (a *liveActuator) rules() drain.Rules {
 	return recheckRules(drain.Default(a.drainOptions))
 }
 
@@ -114,7 +114,7 @@ func (a *liveActuator) podsOn(ctx context.Context, rm disruption.Removal, planne
 		}
 		dc.Budgets = drain.NewBudgets(pdbs)
 	}
-	return checkPods(rm.Node, list.Items, planned, since, a.rulesFor(rm), dc), nil
+	return checkPods(rm.Node, list.Items, planned, since, a.rules(), dc), nil
 }
 
 // recheck reads the node's pods after tainting and compares them with the

@@ -6,11 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -30,7 +28,7 @@ func (s *session) classifyNodes() {
 		// GPUs yet, MIG partitions or time-sliced replicas not made yet are
 		// the test scale-up uses); plus accelerator labels for unmanaged
 		// templates: a node whose device plugin is still starting is not idle.
-		state := s.classify(st.ni, st.group)
+		state := s.in.Readiness.State(s.snap, s.in.Now, st.ni, st.group)
 		st.ready = state.Schedulable()
 		st.awaitingGPU = state.AwaitingDevices() || gpu.Awaiting(node)
 		deleting := s.beingDeleted(node)
@@ -87,14 +85,6 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 			st.util.Resource, percent(st.util.Value), percent(threshold), from)
 	}
 	return "", ""
-}
-
-// classify says how ready a node is, as the loop defines it.
-func (s *session) classify(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) clusterstate.NodeState {
-	if s.in.Readiness == nil {
-		s.in.Readiness = clusterstate.DefaultClassifier(clusterstate.DefaultOptions(), s.snap, s.in.Now)
-	}
-	return s.in.Readiness(ni, g)
 }
 
 // beingDeleted: the actuator is removing the node, or did until recently.
