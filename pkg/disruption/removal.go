@@ -43,6 +43,9 @@ type Removal struct {
 	// Consolidation says, for people, which consolidation move removes the
 	// node; empty when scale-down removes it.
 	Consolidation string
+	// Repair says, for people, why node repair removes the node (which
+	// health signal, since when); empty otherwise.
+	Repair string
 }
 
 // Move is a pod to evict and where it is expected to run next.
