@@ -25,6 +25,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
+	"github.com/gpuscale/gpuscale/pkg/repair"
 	"github.com/gpuscale/gpuscale/pkg/scaledown"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
@@ -65,6 +66,10 @@ type Options struct {
 	// Pending is how the shells pick Input.Pending from the pods waiting
 	// for a node (--bypassed-scheduler-names); Step reports it.
 	Pending pending.Options
+	// Repair removes nodes whose accelerators failed, within the
+	// disruption limits (--node-repair and the --repair-* flags; off by
+	// default).
+	Repair repair.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -80,6 +85,7 @@ func DefaultOptions() Options {
 		MaxTotalUnreadyPercentage:    45,
 		Consolidation:                consolidation.DefaultOptions(),
 		ProvisioningRequests:         provisioningrequest.DefaultOptions(),
+		Repair:                       repair.DefaultOptions(),
 	}
 }
 
@@ -106,6 +112,7 @@ type Autoscaler struct {
 	up    *scaleup.Planner
 	down  *scaledown.Planner
 	cons  *consolidation.Planner
+	rep   *repair.Planner
 	// consState and replacing are consolidation's memory: since when
 	// nodes are consolidatable, and replacements in flight.
 	consState consolidation.State
@@ -113,6 +120,8 @@ type Autoscaler struct {
 	// requests remembers, per ProvisioningRequest, the conditions written
 	// and the retry backoff.
 	requests map[types.UID]*requestMemory
+	// repairMem is node repair's memory.
+	repairMem repairMemory
 }
 
 // DrainOptions are the drain-rule options both planners judge pods with,
@@ -136,6 +145,7 @@ func New(opts Options) (*Autoscaler, error) {
 	opts.Consolidation.Drain = opts.DrainOptions()
 	opts.Consolidation.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
 	opts.ScaleDown.Disruption, opts.Consolidation.Disruption = opts.Disruption, opts.Disruption
+	opts.Repair.Disruption, opts.Repair.Drain = opts.Disruption, opts.DrainOptions()
 	up, err := scaleup.NewPlanner(opts.ScaleUp)
 	if err != nil {
 		return nil, err
@@ -148,7 +158,12 @@ func New(opts Options) (*Autoscaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Autoscaler{opts: opts, state: clusterstate.New(opts.ClusterState), up: up, down: down, cons: cons}, nil
+	rep, err := repair.NewPlanner(opts.Repair)
+	if err != nil {
+		return nil, err
+	}
+	return &Autoscaler{opts: opts, state: clusterstate.New(opts.ClusterState), up: up, down: down, cons: cons, rep: rep,
+		repairMem: repairMemory{repairing: map[string]bool{}}}, nil
 }
 
 // Options returns the options the autoscaler runs with.
@@ -244,6 +259,7 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 			return Plan{}, fmt.Errorf("consolidation: %w", err)
 		}
 		acts = append(acts, more...)
+		acts = append(acts, l.repair()...)
 	} else {
 		l.downSkipped, l.downSkippedMessage = skipUnhealthy, l.health.Message
 		l.pendingUnsafe()
@@ -275,6 +291,8 @@ type loop struct {
 	upPlan    scaleup.Plan
 	downPlan  scaledown.Plan
 	consPlan  consolidation.Plan
+	// repairPlan is node repair's plan of this loop.
+	repairPlan repair.Plan
 	// consolidated counts the consolidation moves started this loop;
 	// consHeld is why consolidation did not plan, if it did not.
 	consolidated              int

@@ -35,6 +35,9 @@ func (l *loop) nextDecision() time.Time {
 	for _, t := range l.consolidationDeadlines() {
 		consider(t)
 	}
+	for _, t := range l.repairDeadlines() {
+		consider(t)
+	}
 	startup := l.opts.ClusterState.MaxNodeStartupTime
 	for i, ni := range l.nodes {
 		if r := l.readiness[i]; r == clusterstate.NodeStarting || r == clusterstate.NodeAwaitingDevices {

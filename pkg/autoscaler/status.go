@@ -75,6 +75,7 @@ func (l *loop) status() status.Status {
 	st.OtherSchedulers = otherSchedulers(l.in.OtherSchedulers)
 	st.Nodes = l.nodeStatuses(groups)
 	st.Consolidation = l.consolidationStatus()
+	st.Repair = l.repairStatus()
 	st.Cluster.ScaleDown = status.ScaleDown{Skipped: l.downSkipped, SkippedMessage: l.downSkippedMessage,
 		Candidates: len(l.downPlan.Unneeded) + len(l.downPlan.Delete)}
 	if len(l.downPlan.Unneeded) > 0 {

@@ -41,6 +41,9 @@ type Document struct {
 	// last loop, those waiting for their stable time, replacements in
 	// flight.
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
+	// Repair is set while node repair is on: the unhealthy nodes and what
+	// is done about each.
+	Repair *Repair `json:"repair,omitempty"`
 	// BypassedSchedulers are --bypassed-scheduler-names; OtherSchedulers
 	// count the waiting pods left alone because another scheduler places
 	// them, with why.

@@ -49,6 +49,9 @@ const (
 	// RemovalConsolidation: a consolidation move (delete, or the old
 	// nodes of a replacement) made the cluster cheaper.
 	RemovalConsolidation = "consolidation"
+	// RemovalRepair: node repair removed an unhealthy node (its
+	// accelerators failed).
+	RemovalRepair = "repair"
 	// RemovalUnregistered: an instance that never registered as a node
 	// within --max-node-provision-time.
 	RemovalUnregistered = "unregistered"

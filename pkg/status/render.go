@@ -52,6 +52,7 @@ func Render(st Status, prev *Document, o RenderOptions) (*Document, string) {
 	carryTransitions(d, prev, probe)
 	d.ScaleUps = st.ScaleUps
 	d.Consolidation = st.Consolidation
+	d.Repair = st.Repair
 	d.BypassedSchedulers, d.OtherSchedulers = st.BypassedSchedulers, st.OtherSchedulers
 	d.NodeReasons = map[string]int{}
 	for _, n := range st.Nodes {

@@ -51,6 +51,9 @@ type Status struct {
 	// this loop, those waiting for their stable time, and replacements in
 	// flight.
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
+	// Repair is set when node repair is on: the unhealthy nodes and what
+	// is done about each.
+	Repair *Repair `json:"repair,omitempty"`
 	// DevicesOverdue are registered nodes that waited past
 	// --max-node-startup-time for their accelerators and no longer count
 	// as upcoming.
