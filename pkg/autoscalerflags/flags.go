@@ -121,5 +121,6 @@ func (f *Flags) define() {
 	fs.IntVar(&down.MinReplicaCount, "min-replica-count", down.MinReplicaCount,
 		"With --skip-nodes-with-custom-controller-pods, pods of ReplicaSets and ReplicationControllers with fewer replicas than this keep their node; 0 turns it off.")
 	f.defineConsolidation()
+	f.defineRepair()
 	f.defineProvisioning()
 }
