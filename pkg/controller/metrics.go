@@ -44,6 +44,8 @@ type metrics struct {
 	groupBackoff        *prometheus.GaugeVec
 	duration            *prometheus.HistogramVec
 	lastActivity        *prometheus.GaugeVec
+	// unhealthyNodes is node repair's account: 1 per unhealthy node.
+	unhealthyNodes *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -94,11 +96,14 @@ func newMetrics() *metrics {
 			Help:    "Duration of the loop (main) and its parts (updateClusterState, plan, actuate).",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}}, []string{"function"}),
 		lastActivity: gauge("last_activity", "Unix time of the last loop (main), scale-up and scale-down.", "activity"),
+		unhealthyNodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "gpuscale", Name: "unhealthy_node",
+			Help: "1 per node node repair found unhealthy, with why (reason, condition) and its state (Held: held, Repairing, Removing)."},
+			[]string{"node", "node_group", "reason", "condition", "state", "held"}),
 	}
 	m.registry.MustRegister(m.scaledUpNodes, m.scaledUpGPUNodes, m.scaledDownNodes, m.scaledDownGPU, m.failedScaleUps,
 		m.failedCreations, m.evictedPods, m.unregisteredRemoved, m.errors, m.nodes, m.gpuNodes, m.nodeGroups,
 		m.unschedulablePods, m.unneededNodes, m.unremovableNodes, m.scaleDownCooldown, m.pendingDeletions,
-		m.safeToAutoscale, m.maxNodes, m.cpuLimits, m.memoryLimits, m.duration, m.lastActivity,
+		m.safeToAutoscale, m.maxNodes, m.cpuLimits, m.memoryLimits, m.duration, m.lastActivity, m.unhealthyNodes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -128,6 +133,12 @@ func (m *metrics) observe(st status.Status, v *view, lim limits.Limits) {
 	for _, n := range st.Nodes {
 		if n.State == status.NodeKept {
 			m.unremovableNodes.WithLabelValues(n.Reason).Inc()
+		}
+	}
+	m.unhealthyNodes.Reset()
+	if st.Repair != nil {
+		for _, n := range st.Repair.Nodes {
+			m.unhealthyNodes.WithLabelValues(n.Name, n.Group, n.Reason, n.Condition, n.State, n.Held).Set(1)
 		}
 	}
 	m.maxNodes.Set(float64(lim.MaxNodesTotal))

@@ -197,11 +197,14 @@ func (a *liveActuator) untaint(lead context.Context, w *removalWork) {
 
 func removalMessage(r disruption.Removal) string {
 	why := removalReason(r)
-	if r.Consolidation != "" {
+	switch {
+	case r.Consolidation != "":
 		why = r.Consolidation
+	case r.Repair != "":
+		why = r.Repair
 	}
 	if r.Empty {
-		if r.Consolidation == "" {
+		if r.Consolidation == "" && r.Repair == "" {
 			return "removing empty node"
 		}
 		return "removing empty node (" + why + ")"
@@ -221,9 +224,12 @@ func removalReason(r disruption.Removal) string {
 	return metricsRemovalReason(r)
 }
 
-// metricsRemovalReason is upstream's reason label of scaled_down_nodes_total.
+// metricsRemovalReason is upstream's reason label of scaled_down_nodes_total,
+// and repair for node repair's removals.
 func metricsRemovalReason(r disruption.Removal) string {
 	switch {
+	case r.Repair != "":
+		return status.RemovalRepair
 	case r.Unready:
 		return status.RemovalUnready
 	case r.Empty:

@@ -23,6 +23,8 @@ func TestRemovalMessageAndAnnotations(t *testing.T) {
 			status.RemovalUnderutilized},
 		{disruption.Removal{Node: "n1", Group: "g", Empty: true, Consolidation: "delete: saves $1/h"}, "removing empty node (delete: saves $1/h)",
 			status.RemovalConsolidation},
+		{disruption.Removal{Node: "n1", Group: "g", Evict: []disruption.Move{{Pod: pod}}, Repair: "repair: condition AcceleratedHardwareReady=False since 2026-11-20T12:00:00Z"},
+			"removing node (repair: condition AcceleratedHardwareReady=False since 2026-11-20T12:00:00Z), evicting 1 pod(s): ml/a", status.RemovalRepair},
 	} {
 		if got := removalMessage(tc.rm); got != tc.msg {
 			t.Errorf("removalMessage(%+v) = %q, want %q", tc.rm, got, tc.msg)

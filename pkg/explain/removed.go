@@ -118,6 +118,8 @@ func removalWhy(reason string) string {
 		return "it was unready (or its GPUs never appeared) for longer than --scale-down-unready-time"
 	case status.RemovalConsolidation:
 		return "consolidation: the cluster is cheaper without it"
+	case status.RemovalRepair:
+		return "node repair: its accelerators failed (a health condition, or GPUs gone from allocatable) for longer than their toleration time"
 	case status.RemovalUnregistered:
 		return "the instance never registered as a node"
 	case "":
