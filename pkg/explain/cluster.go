@@ -39,8 +39,10 @@ type ClusterAnswer struct {
 	KeptByReason map[string]int `json:"keptByReason,omitempty"`
 	// Consolidation is set while consolidation is on.
 	Consolidation *status.Consolidation `json:"consolidation,omitempty"`
-	Omitted       *status.Omitted       `json:"omitted,omitempty"`
-	Status        StatusInfo            `json:"status"`
+	// Repair is set while node repair is on.
+	Repair  *status.Repair  `json:"repair,omitempty"`
+	Omitted *status.Omitted `json:"omitted,omitempty"`
+	Status  StatusInfo      `json:"status"`
 }
 
 // Health is a health condition.
@@ -98,6 +100,7 @@ func (e *Explainer) Cluster(ctx context.Context) (Report, error) {
 		ScaleUps:      st.ScaleUps,
 		KeptByReason:  st.NodeReasons,
 		Consolidation: st.Consolidation,
+		Repair:        st.Repair,
 		Omitted:       st.Omitted,
 	}
 	for _, g := range st.NodeGroups {
@@ -210,6 +213,7 @@ func (e *Explainer) clusterText(r *Report, a *ClusterAnswer) {
 		r.add("nodes kept, by reason: %s", reasonCounts(a.KeptByReason))
 	}
 	e.consolidationText(r, a.Consolidation)
+	e.repairText(r, a.Repair)
 	r.add("(status written %s)", e.statusTimeText(a.Status.Time))
 }
 

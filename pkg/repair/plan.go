@@ -11,6 +11,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // Why an unhealthy node is not repaired in this loop (Node.Held).
@@ -40,10 +41,10 @@ const (
 
 // States of an unhealthy node (Node.State).
 const (
-	StateRepairing = "Repairing"
-	StateHeld      = "Held"
+	StateRepairing = status.RepairRepairing
+	StateHeld      = status.RepairHeld
 	// StateRemoving: a removal of the node is in flight already.
-	StateRemoving = "Removing"
+	StateRemoving = status.RepairRemoving
 )
 
 // Input is what one loop's repair plan depends on.

@@ -2,6 +2,14 @@ package status
 
 import "time"
 
+// States of an unhealthy node (RepairNode.State); node repair's planner
+// takes these values.
+const (
+	RepairRepairing = "Repairing"
+	RepairRemoving  = "Removing"
+	RepairHeld      = "Held"
+)
+
 // Repair is what node repair found and did in a loop: every unhealthy
 // node of a managed group, with its state.
 type Repair struct {
