@@ -80,6 +80,8 @@ nodeGroups:
 	eventually(t, 90*time.Second, "the broken node to be gone and both pods to run again", func() bool {
 		return s.fate(broken) == "removed" && s.running("train") == 2
 	})
+	t.Logf("tainted %s after the GPUs vanished (toleration %s); gone and both pods running again %s after",
+		taintedAt.Sub(brokeAt).Round(100*time.Millisecond), after, time.Since(brokeAt).Round(100*time.Millisecond))
 	if most := tainted(); most > 1 {
 		t.Errorf("%d nodes were being removed at once, over the budget of 1", most)
 	}
