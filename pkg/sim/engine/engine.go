@@ -164,6 +164,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.initGroups(); err != nil {
 		return nil, err
 	}
+	e.scheduleGPUFailures()
 	if err := e.initWorkloads(); err != nil {
 		return nil, err
 	}
@@ -310,6 +311,8 @@ func (e *Engine) handle(ev *event) error {
 		return e.nodeDeleted(ev.node)
 	case evCreationFailed:
 		e.creationFailed(ev.creation)
+	case evGPUFailure:
+		return e.failGPUs(ev.failure)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ const (
 	evGPUs                            // a node's device plugin advertises its GPUs
 	evDeleted                         // a node being removed is gone
 	evCreationFailed                  // the cloud reports a node it could not create
+	evGPUFailure                      // GPUs of a group's nodes fail
 )
 
 // event is one thing that happens at a point of virtual time. Events at the
@@ -30,6 +31,7 @@ type event struct {
 	gen      int
 	creation *creation
 	node     string
+	failure  *gpuFailure
 }
 
 type eventQueue []*event

@@ -222,6 +222,7 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad(fmt.Sprintf("stockouts[%d]", i), "want 0 <= from < to, got from %s to %s", w.From.Duration, w.To.Duration)
 		}
 	}
+	g.validateGPUFailures(bad)
 	return errs
 }
 

@@ -120,6 +120,8 @@ type NodeGroup struct {
 	// nodes asked for then are never created, and the failure is reported
 	// after CreationFailureDelay.
 	Stockouts []Window `json:"stockouts,omitempty"`
+	// GPUFailures break GPUs of the group's nodes during the run.
+	GPUFailures []GPUFailure `json:"gpuFailures,omitempty"`
 }
 
 // Workload is a Deployment or a set of Jobs; its pods share Pod.
