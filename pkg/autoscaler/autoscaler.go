@@ -146,6 +146,7 @@ func New(opts Options) (*Autoscaler, error) {
 	opts.Consolidation.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
 	opts.ScaleDown.Disruption, opts.Consolidation.Disruption = opts.Disruption, opts.Disruption
 	opts.Repair.Disruption, opts.Repair.Drain = opts.Disruption, opts.DrainOptions()
+	opts.Repair.MaxCloudProviderNodeDeletionTime = opts.ScaleDown.MaxCloudProviderNodeDeletionTime
 	up, err := scaleup.NewPlanner(opts.ScaleUp)
 	if err != nil {
 		return nil, err

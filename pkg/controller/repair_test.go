@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/status"
@@ -48,4 +52,28 @@ func unhealthySeries(t *testing.T, m *metrics) []map[string]string {
 		}
 	}
 	return out
+}
+
+// A held unhealthy node gets one Warning saying why and what holds it,
+// not one per loop; a node whose removal started gets none here (its
+// ScaleDown event tells it).
+func TestRepairEventsSayWhyANodeIsHeld(t *testing.T) {
+	at := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	rec := record.NewFakeRecorder(10)
+	c := &Controller{events: &eventSink{recorder: rec, limiter: newEventLimiter(time.Minute), clock: clocktesting.NewFakeClock(at)}}
+	st := status.Status{Time: at, Repair: &status.Repair{Nodes: []status.RepairNode{
+		{Name: "gpu-1", Group: "gpu", Reason: "GPUsMissing", Message: "nvidia.com/gpu allocatable 6 of capacity 8", State: status.RepairHeld,
+			Held: "GroupLooksBroken", HeldMessage: "3 of the group's 4 nodes are unhealthy"},
+		{Name: "gpu-2", Group: "gpu", Reason: "GPUsMissing", Message: "nvidia.com/gpu allocatable 0 of capacity 8", State: status.RepairRepairing},
+	}}}
+	c.repairEvents(st)
+	c.repairEvents(st)
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Warning NodeUnhealthy node repair: nvidia.com/gpu allocatable 6 of capacity 8; held (GroupLooksBroken)") {
+		t.Errorf("events %q, want one Warning for the held node naming why and what holds it", got)
+	}
 }

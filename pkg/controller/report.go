@@ -15,6 +15,7 @@ import (
 func (c *Controller) report(v *view, plan autoscaler.Plan) {
 	st := plan.Status
 	c.podEvents(st)
+	c.repairEvents(st)
 	for _, name := range st.DevicesOverdue {
 		c.events.node(name, v1.EventTypeWarning, status.EventGPUsNotAdvertised, fmt.Sprintf(
 			"node registered without allocatable accelerators for longer than --max-node-startup-time %s; no longer counted as upcoming",

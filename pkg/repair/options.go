@@ -108,6 +108,10 @@ type Options struct {
 	// --disruption-window, and the drain rules' options.
 	Disruption disruption.Policy
 	Drain      drain.Options
+	// MaxCloudProviderNodeDeletionTime (shared with scale-down, 5m): a
+	// node tainted ToBeDeletedByClusterAutoscaler more recently than this
+	// is being removed already, by this or an earlier instance.
+	MaxCloudProviderNodeDeletionTime time.Duration
 }
 
 // DefaultOptions are the documented defaults: repair off.

@@ -164,7 +164,7 @@ func (p *Planner) Plan(in Input) Plan {
 	pdbs := drain.NewBudgets(in.PDBs)
 	for i := range found {
 		n := &found[i]
-		if busy[n.Name] {
+		if busy[n.Name] || disruption.TaintedToBeDeleted(in.Snapshot.Node(n.Name).Node, in.Now, p.opts.MaxCloudProviderNodeDeletionTime) {
 			n.State = StateRemoving
 			continue
 		}

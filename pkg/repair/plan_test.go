@@ -162,6 +162,21 @@ func TestRepairShareCapsRepairsPerGroup(t *testing.T) {
 	}
 }
 
+// A node tainted for deletion a moment ago (by an earlier instance, before
+// a restart) is being removed: it is not removed a second time.
+func TestRepairLeavesANodeBeingRemovedAlone(t *testing.T) {
+	c := newCluster(t, 10, 0)
+	c.condition("gpu-4", "GpuXidError", v1.ConditionTrue, t0)
+	now := t0.Add(time.Hour)
+	c.s.Node("gpu-4").Node.Spec.Taints = []v1.Taint{{Key: disruption.TaintToBeDeleted, Value: fmt.Sprint(now.Add(-time.Minute).Unix()),
+		Effect: v1.TaintEffectNoSchedule}}
+	p := planner(t, func(o *repair.Options) { o.MaxCloudProviderNodeDeletionTime = 5 * time.Minute })
+	plan := p.Plan(repair.Input{Now: now, Snapshot: c.s})
+	if len(plan.Repairs) != 0 || len(plan.Nodes) != 1 || plan.Nodes[0].State != repair.StateRemoving {
+		t.Errorf("repairs %v, nodes %+v; want gpu-4 left to the removal in flight", plan.Repairs, plan.Nodes)
+	}
+}
+
 func TestRepairHealthBrakeHoldsABrokenGroup(t *testing.T) {
 	c := newCluster(t, 4, 0)
 	c.condition("gpu-0", "AcceleratedHardwareReady", v1.ConditionFalse, t0)

@@ -10,6 +10,14 @@ const (
 	RepairHeld      = "Held"
 )
 
+// EventNodeUnhealthy is the Warning event on a node node repair found
+// unhealthy and holds; AnnotationRepairReason on it carries
+// RepairNode.Reason.
+const (
+	EventNodeUnhealthy     = "NodeUnhealthy"
+	AnnotationRepairReason = "gpuscale.dev/repair-reason"
+)
+
 // Repair is what node repair found and did in a loop: every unhealthy
 // node of a managed group, with its state.
 type Repair struct {
