@@ -220,8 +220,9 @@ type Plan struct {
 // and give back targets, instances that never joined are deleted); then,
 // unless the cluster is too unhealthy, scale-up plans, and scale-down runs
 // when this loop grows nothing, on a view where the pending pods that fit
-// existing nodes already take their room. The snapshot is unchanged
-// afterwards.
+// existing nodes already take their room; then consolidation and node
+// repair, each counting the removals planned before it against the same
+// disruption budgets. The snapshot is unchanged afterwards.
 func (a *Autoscaler) Step(in Input) (Plan, error) {
 	// Decisions use wall-clock readings only: a monotonic reading cannot be
 	// recorded, and a replay must decide the same.
