@@ -47,10 +47,12 @@ func (l *loop) repair() []Action {
 		return nil
 	}
 	var acts []Action
+	ordered := map[string]int{}
 	rm := RemoveNodes{MaxGracefulTermination: time.Duration(l.opts.ScaleDown.MaxGracefulTerminationSec) * time.Second}
 	for _, r := range plan.Repairs {
 		if r.Replace {
-			acts = append(acts, l.replaceFirst(r.Removal))
+			acts = append(acts, l.replaceFirst(r.Removal, ordered[r.Removal.Group]))
+			ordered[r.Removal.Group]++
 		}
 		m.repairing[r.Removal.Node] = true
 		l.state.RecordDeletionStarted(clusterstate.Deletion{Node: r.Removal.Node, Group: r.Removal.Group, Drain: !r.Removal.Empty, Since: l.in.Now})
@@ -60,15 +62,16 @@ func (l *loop) repair() []Action {
 }
 
 // replaceFirst orders one node for a group at its minimum size before its
-// broken node goes, on top of what this loop's scale-ups ask of it.
-func (l *loop) replaceFirst(r disruption.Removal) ScaleUp {
+// broken node goes, on top of what this loop's scale-ups and the earlier
+// replacements of this plan (before of them) ask of it.
+func (l *loop) replaceFirst(r disruption.Removal, before int) ScaleUp {
 	target := l.in.Snapshot.NodeGroup(r.Group).TargetSize
 	for _, su := range l.upPlan.ScaleUps {
 		if su.Group == r.Group {
 			target = su.NewTarget
 		}
 	}
-	return ScaleUp{Group: r.Group, Delta: 1, NewTarget: target + 1,
+	return ScaleUp{Group: r.Group, Delta: 1, NewTarget: target + before + 1,
 		Why: fmt.Sprintf("repair: replaces node %s, which goes next and would take the group below its minimum size", r.Node)}
 }
 

@@ -96,3 +96,28 @@ func TestRepairIsOffByDefault(t *testing.T) {
 		t.Errorf("repair off: %q, status %+v", got, plan.Status.Repair)
 	}
 }
+
+// Two broken nodes of a group at its minimum size: each gets its own
+// replacement, the second on top of the first.
+func TestRepairOrdersOneReplacementPerNodeAtMinimumSize(t *testing.T) {
+	a := newAutoscaler(t, func(o *autoscaler.Options) {
+		o.ScaleDownEnabled = false
+		o.Repair.Enabled, o.Repair.MaxPercentage, o.Repair.OkUnhealthyCount = true, 100, 5
+	})
+	_, s := gpuGroup(t, 3, true)
+	s.Node("gpu-0").Node.Status.Conditions = append(s.Node("gpu-0").Node.Status.Conditions, v1.NodeCondition{
+		Type: "GpuXidError", Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)})
+	plan := step(t, a, autoscaler.Input{Now: t0.Add(10 * time.Minute), Snapshot: s})
+	if got := summary(plan); got != "scale-up gpu+1; scale-up gpu+1; remove gpu-0,gpu-1" {
+		t.Fatalf("%q, want a replacement for each, then both removed", got)
+	}
+	var targets []int
+	for _, act := range plan.Actions {
+		if su, ok := act.(autoscaler.ScaleUp); ok {
+			targets = append(targets, su.NewTarget)
+		}
+	}
+	if fmt.Sprint(targets) != "[4 5]" {
+		t.Errorf("new targets %v, want [4 5]", targets)
+	}
+}

@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -119,8 +120,10 @@ func NewPlanner(opts Options) (*Planner, error) {
 // group is one node group's counts in a loop.
 type group struct {
 	size, unhealthy, disrupting, repairing int
-	policy                                 disruption.Group
-	brake                                  string
+	// ordered counts the replacements this plan orders first.
+	ordered int
+	policy  disruption.Group
+	brake   string
 }
 
 // Plan finds the unhealthy nodes and starts the repairs the limits allow,
@@ -139,7 +142,6 @@ func (p *Planner) Plan(in Input) Plan {
 		}
 	}
 	var found []Node
-	var findings []finding
 	for _, ni := range s.Nodes() {
 		ng := s.NodeGroup(ni.Group)
 		if ng == nil {
@@ -156,7 +158,6 @@ func (p *Planner) Plan(in Input) Plan {
 		p.groupOf(groups, s, ni.Group, in.Now).unhealthy++
 		found = append(found, Node{Name: ni.Name(), Group: ni.Group, Reason: f.reason, Condition: f.condition,
 			Message: f.message, Since: f.since, Due: f.since.Add(f.after)})
-		findings = append(findings, f)
 	}
 	for _, g := range groups {
 		g.brake = p.brake(g)
@@ -174,8 +175,12 @@ func (p *Planner) Plan(in Input) Plan {
 			continue
 		}
 		n.State = StateRepairing
-		groups[n.Group].disrupting++
-		groups[n.Group].repairing++
+		g := groups[n.Group]
+		g.disrupting++
+		g.repairing++
+		if r.Replace {
+			g.ordered++
+		}
 		out.Repairs = append(out.Repairs, r)
 	}
 	out.Nodes = found
@@ -217,7 +222,7 @@ func (p *Planner) judge(in Input, pdbs *drain.Budgets, g *group, n *Node) (Repai
 		return Repair{}, HeldShare, fmt.Sprintf("%d of the group's %d nodes are under repair, the most --repair-max-percentage %g%% allows",
 			g.repairing, g.size, p.opts.MaxPercentage)
 	case !g.policy.Open:
-		return Repair{}, HeldWindow, fmt.Sprintf("no maintenance window of the group is open (%v)", g.policy.Windows)
+		return Repair{}, HeldWindow, fmt.Sprintf("no maintenance window of the group is open (%s)", strings.Join(g.policy.Windows, "; "))
 	case g.disrupting >= g.policy.Allowance:
 		return Repair{}, HeldBudget, fmt.Sprintf("%d of the group's nodes are being disrupted, the most disruption budget %q allows",
 			g.disrupting, g.policy.Budget)
@@ -225,9 +230,12 @@ func (p *Planner) judge(in Input, pdbs *drain.Budgets, g *group, n *Node) (Repai
 	if k := drain.DoNotDisrupt(ni.Node.Annotations); k != "" {
 		return Repair{}, HeldDoNotDisrupt, fmt.Sprintf("node %s is annotated %s=true", n.Name, k)
 	}
+	// The removals in flight will each lower the target by one, the
+	// replacements ordered in this plan raise it.
 	ng := in.Snapshot.NodeGroup(n.Group)
-	replace := ng.TargetSize-g.disrupting-1 < ng.MinSize
-	if replace && ng.TargetSize >= ng.MaxSize {
+	target := ng.TargetSize + g.ordered
+	replace := target-g.disrupting-1 < ng.MinSize
+	if replace && target >= ng.MaxSize {
 		return Repair{}, HeldMinMax, fmt.Sprintf("group %s is at its minimum size %d and its maximum %d: the node can be neither removed nor replaced first",
 			n.Group, ng.MinSize, ng.MaxSize)
 	}
