@@ -217,7 +217,7 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	s.Fork()
 	defer func() { _ = s.Revert() }()
 	var acts []Action
-	for _, d := range a.applyOutcomes(in.Outcomes) {
+	for _, d := range a.applyOutcomes(s, in.Outcomes) {
 		if err := lowerTarget(s, d.Group, d.Delta); err != nil {
 			return Plan{}, err
 		}

@@ -103,6 +103,6 @@ func (c *Controller) queueFailedCreations(now time.Time) {
 		c.log.Error("node creation failed; backing the group off", "group", f.Group, "count", f.Count,
 			"class", f.Class, "code", f.Code, "message", f.Message)
 		c.outcomes.Hold(autoscaler.CreationFailed{Group: f.Group, Count: f.Count, Class: f.Class, Code: f.Code,
-			Message: f.Message, At: now})
+			Message: f.Message, Zone: f.Zone, At: now})
 	}
 }
