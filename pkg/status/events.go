@@ -8,6 +8,10 @@ const (
 	EventNotTriggerScaleUp = "NotTriggerScaleUp"
 	// On the status ConfigMap.
 	EventScaledUpGroup      = "ScaledUpGroup"
+	// EventFailedToScaleUpGroup: the cloud will not create nodes a group
+	// asked for (out of capacity, over quota); the message names the group
+	// and the cloud's code and message.
+	EventFailedToScaleUpGroup = "FailedToScaleUpGroup"
 	EventScaleDownEmpty     = "ScaleDownEmpty"
 	EventDeleteUnregistered = "DeleteUnregistered"
 	EventClusterUnhealthy   = "ClusterUnhealthy"
