@@ -7,14 +7,14 @@ const (
 	EventTriggeredScaleUp  = "TriggeredScaleUp"
 	EventNotTriggerScaleUp = "NotTriggerScaleUp"
 	// On the status ConfigMap.
-	EventScaledUpGroup      = "ScaledUpGroup"
+	EventScaledUpGroup = "ScaledUpGroup"
 	// EventFailedToScaleUpGroup: the cloud will not create nodes a group
 	// asked for (out of capacity, over quota); the message names the group
 	// and the cloud's code and message.
 	EventFailedToScaleUpGroup = "FailedToScaleUpGroup"
-	EventScaleDownEmpty     = "ScaleDownEmpty"
-	EventDeleteUnregistered = "DeleteUnregistered"
-	EventClusterUnhealthy   = "ClusterUnhealthy"
+	EventScaleDownEmpty       = "ScaleDownEmpty"
+	EventDeleteUnregistered   = "DeleteUnregistered"
+	EventClusterUnhealthy     = "ClusterUnhealthy"
 	// On nodes (ScaleDown also on the status ConfigMap, as upstream).
 	EventScaleDown            = "ScaleDown"
 	EventScaleDownFailed      = "ScaleDownFailed"
