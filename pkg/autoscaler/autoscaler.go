@@ -65,6 +65,9 @@ type Options struct {
 	// Pending is how the shells pick Input.Pending from the pods waiting
 	// for a node (--bypassed-scheduler-names); Step reports it.
 	Pending pending.Options
+	// Interruption is how nodes being taken away are known and weighed
+	// (interruption.go).
+	Interruption InterruptionOptions
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -74,6 +77,7 @@ func DefaultOptions() Options {
 		ScaleDown:                    scaledown.DefaultOptions(),
 		ClusterState:                 clusterstate.DefaultOptions(),
 		ScaleDownEnabled:             true,
+		Interruption:                 DefaultInterruption(),
 		Limits:                       limits.Default(),
 		ExpendablePodsPriorityCutoff: -10,
 		OkTotalUnreadyCount:          3,
@@ -225,6 +229,11 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	}
 	rec := a.state.Update(s, in.Now)
 	l := loop{Autoscaler: a, in: in}
+	gone, err := l.interrupted(s)
+	if err != nil {
+		return Plan{}, fmt.Errorf("interruptions: %w", err)
+	}
+	acts = append(acts, gone...)
 	l.classifyNodes(s)
 	l.health = l.healthOf()
 	if l.health.Safe {

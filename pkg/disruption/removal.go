@@ -43,6 +43,12 @@ type Removal struct {
 	// Consolidation says, for people, which consolidation move removes the
 	// node; empty when scale-down removes it.
 	Consolidation string
+	// Interruption is the signal (a taint key) by which the cloud said it
+	// is taking the node away; empty for a voluntary removal. Such a
+	// removal is not called off: the drain must end by Deadline, the end
+	// of the notice, whatever the node's pods and budgets say.
+	Interruption string
+	Deadline     time.Time
 }
 
 // Move is a pod to evict and where it is expected to run next.
