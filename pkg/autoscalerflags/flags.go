@@ -122,4 +122,5 @@ func (f *Flags) define() {
 		"With --skip-nodes-with-custom-controller-pods, pods of ReplicaSets and ReplicationControllers with fewer replicas than this keep their node; 0 turns it off.")
 	f.defineConsolidation()
 	f.defineProvisioning()
+	f.defineInterruption()
 }

@@ -87,6 +87,7 @@ func (f *Flags) Validate() error {
 	if c.MaxBatch < 1 {
 		v.add("consolidation-max-batch", "must be at least 1, got %d", c.MaxBatch)
 	}
+	v.interruption(o.Interruption)
 	return errors.Join(v.errs...)
 }
 
