@@ -22,6 +22,9 @@ const (
 	EventConsolidationReplace = "ConsolidationReplace"
 	EventConsolidationGivenUp = "ConsolidationGivenUp"
 	EventGPUsNotAdvertised    = "GPUsNotAdvertised"
+	// EventInterrupted: the cloud is taking the node away; it is drained
+	// by the end of its notice and its pods' replacement is ordered.
+	EventInterrupted = "Interrupted"
 )
 
 // Annotations on the autoscaler's events carry what the message says as
@@ -56,6 +59,9 @@ const (
 	// RemovalUnregistered: an instance that never registered as a node
 	// within --max-node-provision-time.
 	RemovalUnregistered = "unregistered"
+	// RemovalInterrupted: the cloud was taking the node away (a spot
+	// interruption, a rebalance recommendation, a termination notice).
+	RemovalInterrupted = "interrupted"
 )
 
 // MaxEventOptions bounds the options a TriggeredScaleUp event lists per
