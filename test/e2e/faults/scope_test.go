@@ -90,6 +90,7 @@ type groupSpec struct {
 	// gpus per node (nvidia.com/gpu), and the price per hour, when set.
 	gpus  int
 	price float64
+	spot  bool
 	// options are the group's autoscalingOptions, as YAML flow text.
 	options string
 }
@@ -105,8 +106,8 @@ func (s *scope) kwokConfig(provisioningDelay time.Duration, groups ...groupSpec)
 		if g.gpus > 0 {
 			gpus = fmt.Sprintf(", nvidia.com/gpu: \"%d\"", g.gpus)
 		}
-		fmt.Fprintf(&b, "- name: %s\n  minSize: %d\n  maxSize: %d\n  pricePerHour: %g\n  template:\n    labels: {%s: %s}\n    capacity: {cpu: %q, memory: 16Gi, pods: \"110\"%s}\n",
-			s.group(g.name), g.min, g.max, g.price, LabelScope, s.ns, g.cpu, gpus)
+		fmt.Fprintf(&b, "- name: %s\n  minSize: %d\n  maxSize: %d\n  pricePerHour: %g\n  spot: %t\n  template:\n    labels: {%s: %s}\n    capacity: {cpu: %q, memory: 16Gi, pods: \"110\"%s}\n",
+			s.group(g.name), g.min, g.max, g.price, g.spot, LabelScope, s.ns, g.cpu, gpus)
 		if g.options != "" {
 			fmt.Fprintf(&b, "  autoscalingOptions: %s\n", g.options)
 		}
