@@ -15,6 +15,8 @@ const (
 	evGPUs                            // a node's device plugin advertises its GPUs
 	evDeleted                         // a node being removed is gone
 	evCreationFailed                  // the cloud reports a node it could not create
+	evInterrupt                       // the cloud tells a node it will be taken away
+	evReclaim                         // the cloud takes an interrupted node away
 )
 
 // event is one thing that happens at a point of virtual time. Events at the
