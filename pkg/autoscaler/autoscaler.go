@@ -292,6 +292,8 @@ type loop struct {
 	downSkipped, downSkippedMessage string
 	// req is the loop's work on ProvisioningRequests.
 	req requestLoop
+	// takenAway are the nodes being taken away, planned as gone.
+	takenAway []status.Node
 }
 
 // Codes of Status.Cluster.ScaleDown.Skipped.

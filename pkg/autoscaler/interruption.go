@@ -11,6 +11,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // A node the cloud is taking away is no longer capacity, whatever its
@@ -120,6 +121,9 @@ func (l *loop) interrupted(s *snapshot.Snapshot) ([]Action, error) {
 		present[ni.Name()] = true
 		in := l.state.RecordInterruption(ni.Name(), ni.Group, sig.TaintKey, l.in.Now)
 		gone = append(gone, ni)
+		l.takenAway = append(l.takenAway, status.Node{Name: ni.Name(), Group: ni.Group, State: status.NodeRemoving,
+			Reason: ReasonInterrupted, Message: fmt.Sprintf("the cloud is taking it away (%s): drained by %s, its pods' replacement ordered",
+				sig.TaintKey, in.Since.Add(sig.Notice).UTC().Format(time.RFC3339))})
 		l.backOffInterrupted(s, ni.Group, in)
 		if l.state.IsDeleting(ni.Name()) {
 			continue

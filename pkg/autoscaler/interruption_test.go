@@ -1,6 +1,7 @@
 package autoscaler_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,10 @@ func TestInterruptedNodeIsReplacedInTheSameLoop(t *testing.T) {
 			}
 			if g := groupStatus(plan, "b-spot-same").ScaleUp; g.State != status.ActivityBackoff || g.Reason != autoscaler.ReasonInterrupted {
 				t.Errorf("b-spot-same %+v: want backed off, its spot pool being reclaimed", g)
+			}
+			if len(plan.Status.Nodes) != 1 || plan.Status.Nodes[0].Name != "spot-1" || plan.Status.Nodes[0].State != status.NodeRemoving ||
+				plan.Status.Nodes[0].Reason != autoscaler.ReasonInterrupted || !strings.Contains(plan.Status.Nodes[0].Message, tc.signal) {
+				t.Errorf("status nodes %+v: want spot-1 removing, taken away by %s", plan.Status.Nodes, tc.signal)
 			}
 			setTarget(t, s, "c-on-demand", 1)
 			plan = step(t, a, autoscaler.Input{Now: now.Add(10 * time.Second), Snapshot: s, Outcomes: accepted(plan, now)})
