@@ -168,6 +168,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.initGroups(); err != nil {
 		return nil, err
 	}
+	e.scheduleInterruptionTrace()
 	if err := e.initWorkloads(); err != nil {
 		return nil, err
 	}
@@ -318,6 +319,8 @@ func (e *Engine) handle(ev *event) error {
 		return e.interrupt(ev.node)
 	case evReclaim:
 		return e.reclaim(ev.node)
+	case evInterruptGroup:
+		return e.interruptGroup(ev.group, ev.count)
 	}
 	return nil
 }

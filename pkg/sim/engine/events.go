@@ -17,6 +17,7 @@ const (
 	evCreationFailed                  // the cloud reports a node it could not create
 	evInterrupt                       // the cloud tells a node it will be taken away
 	evReclaim                         // the cloud takes an interrupted node away
+	evInterruptGroup                  // an interruption trace's entry: some of a group's nodes
 )
 
 // event is one thing that happens at a point of virtual time. Events at the
@@ -32,6 +33,9 @@ type event struct {
 	gen      int
 	creation *creation
 	node     string
+	// group and count are an interruption trace's entry.
+	group *groupState
+	count int
 }
 
 type eventQueue []*event

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"math"
 	"math/rand"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,11 +56,44 @@ func (e *Engine) scheduleInterruption(g *groupState, node string) {
 	e.schedule(&event{at: e.now + life, kind: evInterrupt, node: node})
 }
 
+// scheduleInterruptionTrace queues each group's interruption trace.
+func (e *Engine) scheduleInterruptionTrace() {
+	for _, g := range e.groups {
+		for _, in := range g.cfg.Interruptions {
+			e.schedule(&event{at: in.At.Duration, kind: evInterruptGroup, group: g, count: in.Count})
+		}
+	}
+}
+
+// interruptGroup interrupts count of a group's nodes not yet interrupted,
+// the oldest first (by name: nodes are numbered as they are made).
+func (e *Engine) interruptGroup(g *groupState, count int) error {
+	var names []string
+	for _, ni := range e.snap.NodesInGroup(g.cfg.Name) {
+		if !e.interrupting[ni.Name()] {
+			names = append(names, ni.Name())
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(nodeNumber(a), nodeNumber(b)) })
+	for _, n := range names[:min(count, len(names))] {
+		if err := e.interrupt(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeNumber is the n of a simulated node named <group>-<n>.
+func nodeNumber(name string) int {
+	n, _ := strconv.Atoi(name[strings.LastIndexByte(name, '-')+1:])
+	return n
+}
+
 // interrupt taints a node with the interruption signal; the cloud reclaims
 // it at the end of the notice.
 func (e *Engine) interrupt(name string) error {
-	if e.snap.Node(name) == nil {
-		return nil // removed before its interruption came
+	if e.snap.Node(name) == nil || e.interrupting[name] {
+		return nil // removed before its interruption came, or interrupted already
 	}
 	e.rec.interruptions++
 	e.interrupting[name] = true

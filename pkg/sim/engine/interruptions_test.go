@@ -69,3 +69,44 @@ func TestInterruptionsAreDrainedWithinTheNotice(t *testing.T) {
 		t.Errorf("unserved pod-hours handled %.2f, today %.2f: want fewer with the handling", handled.Unserved.PodHours, today.Unserved.PodHours)
 	}
 }
+
+// An interruption trace: at 1h the cloud interrupts two of the spot group's
+// three nodes, the oldest first; handled, both are drained within the
+// notice and their runs counted lost; a later entry asking for more nodes
+// than are left takes what there is.
+func TestInterruptionTrace(t *testing.T) {
+	sc := parse(t, `
+name: spot-trace
+duration: 6h
+provisioningDelay: 3m
+devicePluginDelay: 0s
+autoscaler: {expander: price}
+nodeGroups:
+- name: a-spot
+  maxSize: 3
+  initialSize: 3
+  pricePerHour: 1
+  spot: true
+  capacity: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "1"}
+  interruptions: [{at: 1h, count: 2}, {at: 2h, count: 5}]
+- name: b-on-demand
+  maxSize: 8
+  pricePerHour: 3
+  capacity: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "1"}
+workloads:
+- name: train
+  pod: {requests: {cpu: "4", nvidia.com/gpu: "1"}}
+  jobs: [{at: 0s, count: 3, duration: 3h}]
+`)
+	res := run(t, sc)
+	i := res.Interruptions
+	if i.Nodes != 3 || i.Reclaimed != 0 {
+		t.Errorf("interruptions %+v: want 2 at 1h and the one left at 2h, none reclaimed before its drain", i)
+	}
+	if i.LostPodHours < 3.9 || i.LostPodHours > 4.1 {
+		t.Errorf("work lost %.2f pod-h, want two runs of 1h and one of 2h", i.LostPodHours)
+	}
+	if res.Finished != 3 {
+		t.Errorf("%d Jobs finished, want 3", res.Finished)
+	}
+}

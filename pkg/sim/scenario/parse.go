@@ -235,6 +235,14 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad(fmt.Sprintf("stockouts[%d]", i), "want 0 <= from < to, got from %s to %s", w.From.Duration, w.To.Duration)
 		}
 	}
+	for i, in := range g.Interruptions {
+		switch {
+		case in.At.Duration < 0:
+			bad(fmt.Sprintf("interruptions[%d].at", i), "must not be negative, got %s", in.At.Duration)
+		case in.Count < 1 || in.Count > MaxGroupSize:
+			bad(fmt.Sprintf("interruptions[%d].count", i), "must be from 1 to %d, got %d", MaxGroupSize, in.Count)
+		}
+	}
 	if r := g.InterruptionsPerHour; !(r >= 0) || math.IsInf(r, 0) {
 		bad("interruptionsPerHour", "must be a finite number of at least 0, got %s", strconv.FormatFloat(r, 'g', -1, 64))
 	}

@@ -131,6 +131,16 @@ type NodeGroup struct {
 	// node's life until its interruption is drawn from an exponential
 	// distribution with this rate, from the scenario's seed. 0: never.
 	InterruptionsPerHour float64 `json:"interruptionsPerHour,omitempty"`
+	// Interruptions are a trace of interruptions: at each time, the cloud
+	// interrupts Count of the group's nodes (the oldest first), or all it
+	// has when fewer.
+	Interruptions []InterruptionAt `json:"interruptions,omitempty"`
+}
+
+// InterruptionAt is one entry of a group's interruption trace.
+type InterruptionAt struct {
+	At    metav1.Duration `json:"at"`
+	Count int             `json:"count"`
 }
 
 // Workload is a Deployment or a set of Jobs; its pods share Pod.

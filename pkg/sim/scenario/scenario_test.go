@@ -46,6 +46,7 @@ func TestParseNamesTheField(t *testing.T) {
 		{"field in another case", "maxSize: 3", "MaxSize: 3", `unknown field "nodeGroups[0].MaxSize"`},
 		{"field given twice", "maxSize: 3", "maxSize: 3\n  maxSize: 4", `already set in map`},
 		{"max below min", "maxSize: 3", "maxSize: 3\n  minSize: 4", "nodeGroups[0].maxSize: must be at least minSize (4), got 3"},
+		{"interruption trace count", "maxSize: 3", "maxSize: 3\n  interruptions: [{at: 1h, count: 0}]", "nodeGroups[0].interruptions[0].count: must be from 1 to 100000, got 0"},
 		{"negative interruption rate", "maxSize: 3", "maxSize: 3\n  interruptionsPerHour: -1", "nodeGroups[0].interruptionsPerHour: must be a finite number of at least 0, got -1"},
 		{"interruption taint not a key", "name: m", "name: m\ninterruptionTaint: bad key", `interruptionTaint: "bad key": `},
 		{"negative interruption notice", "name: m", "name: m\ninterruptionNotice: -1m", "interruptionNotice: must not be negative, got -1m0s"},
