@@ -70,6 +70,9 @@ type Options struct {
 	// disruption limits (--node-repair and the --repair-* flags; off by
 	// default).
 	Repair repair.Options
+	// Interruption is how nodes being taken away are known and weighed
+	// (interruption.go).
+	Interruption InterruptionOptions
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -79,6 +82,7 @@ func DefaultOptions() Options {
 		ScaleDown:                    scaledown.DefaultOptions(),
 		ClusterState:                 clusterstate.DefaultOptions(),
 		ScaleDownEnabled:             true,
+		Interruption:                 DefaultInterruption(),
 		Limits:                       limits.Default(),
 		ExpendablePodsPriorityCutoff: -10,
 		OkTotalUnreadyCount:          3,
@@ -234,7 +238,7 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	s.Fork()
 	defer func() { _ = s.Revert() }()
 	var acts []Action
-	for _, d := range a.applyOutcomes(in.Outcomes) {
+	for _, d := range a.applyOutcomes(s, in.Outcomes) {
 		if err := lowerTarget(s, d.Group, d.Delta); err != nil {
 			return Plan{}, err
 		}
@@ -242,6 +246,11 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	}
 	rec := a.state.Update(s, in.Now)
 	l := loop{Autoscaler: a, in: in}
+	gone, err := l.interrupted(s)
+	if err != nil {
+		return Plan{}, fmt.Errorf("interruptions: %w", err)
+	}
+	acts = append(acts, gone...)
 	l.classifyNodes(s)
 	l.health = l.healthOf()
 	if l.health.Safe {
@@ -303,6 +312,8 @@ type loop struct {
 	downSkipped, downSkippedMessage string
 	// req is the loop's work on ProvisioningRequests.
 	req requestLoop
+	// takenAway are the nodes being taken away, planned as gone.
+	takenAway []status.Node
 }
 
 // Codes of Status.Cluster.ScaleDown.Skipped.

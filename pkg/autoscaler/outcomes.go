@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // Outcome is what became of an earlier action, or of nodes the cloud was
@@ -37,7 +38,12 @@ type CreationFailed struct {
 	// Class is the error class (cloudprovider.ErrorOutOfResources,
 	// ErrorQuota or ErrorOther); Code and Message are the cloud's own.
 	Class, Code, Message string
-	At                   time.Time
+	// Zone is the zone the cloud named, "" when it named none. An
+	// out-of-resources failure backs off, with the group, every group
+	// launching the same instance type, spot or not, in that zone (the
+	// group's own zone when the cloud named none).
+	Zone string
+	At   time.Time
 }
 
 // RemovalDone: a node of RemoveNodes was drained and deleted at At.
@@ -73,7 +79,7 @@ func (RemovalAborted) outcome() {}
 
 // applyOutcomes changes the state from what happened since the last loop,
 // and returns the target decreases failed creations call for.
-func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
+func (a *Autoscaler) applyOutcomes(s *snapshot.Snapshot, outcomes []Outcome) []DecreaseTarget {
 	st := a.state
 	var lower []DecreaseTarget
 	for _, o := range outcomes {
@@ -87,6 +93,9 @@ func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
 		case CreationFailed:
 			msg := fmt.Sprintf("%d node(s) not created: %s %s", o.Count, o.Code, o.Message)
 			st.RecordFailure(o.Group, o.Class, msg, o.At.Round(0))
+			if o.Class == ErrorOutOfResources {
+				a.markOfferingUnavailable(s, o, msg)
+			}
 			if o.Count > 0 {
 				lower = append(lower, DecreaseTarget{Group: o.Group, Delta: o.Count, Reason: o.Class, Message: msg})
 			}
@@ -101,4 +110,40 @@ func (a *Autoscaler) applyOutcomes(outcomes []Outcome) []DecreaseTarget {
 		}
 	}
 	return lower
+}
+
+// ErrorOutOfResources is the CreationFailed class of a cloud out of
+// capacity (cloudprovider.ErrorOutOfResources).
+const ErrorOutOfResources = "OutOfResources"
+
+// markOfferingUnavailable backs off, until the failed group's backoff
+// ends, the other groups that launch the offering the cloud ran out of,
+// so the expander's next choice in this very loop is not one that will
+// hear the same answer.
+func (a *Autoscaler) markOfferingUnavailable(s *snapshot.Snapshot, o CreationFailed, msg string) {
+	failed := s.NodeGroup(o.Group)
+	b, off := a.state.BackedOff(o.Group, o.At.Round(0))
+	if failed == nil || !off {
+		return
+	}
+	want, ok := clusterstate.OfferingOf(failed, o.Zone)
+	if !ok {
+		return
+	}
+	why := fmt.Sprintf("%s %s in %s is out of capacity (group %s: %s)", want.InstanceType, capacityKind(want.Spot), want.Zone, o.Group, msg)
+	for _, g := range s.NodeGroups() {
+		if g.ID == o.Group {
+			continue
+		}
+		if got, ok := clusterstate.OfferingOf(g, ""); ok && got == want {
+			a.state.MarkUnavailable(g.ID, b.Until, o.At.Round(0), ErrorOutOfResources, why)
+		}
+	}
+}
+
+func capacityKind(spot bool) string {
+	if spot {
+		return "spot"
+	}
+	return "on-demand"
 }

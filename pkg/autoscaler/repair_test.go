@@ -15,10 +15,10 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
-// gpuGroup is a group of three 8-GPU nodes, each running one replicated
+// repairCluster is a group of three 8-GPU nodes, each running one replicated
 // pod, with gpu-1's accelerators failed (AcceleratedHardwareReady=False)
 // since t0. Scale-down is off, so only repair removes anything.
-func gpuGroup(t *testing.T, min int, repairOn bool) (*autoscaler.Autoscaler, *snapshot.Snapshot) {
+func repairCluster(t *testing.T, min int, repairOn bool) (*autoscaler.Autoscaler, *snapshot.Snapshot) {
 	t.Helper()
 	a := newAutoscaler(t, func(o *autoscaler.Options) {
 		o.ScaleDownEnabled = false
@@ -47,7 +47,7 @@ func gpuGroup(t *testing.T, min int, repairOn bool) (*autoscaler.Autoscaler, *sn
 }
 
 func TestRepairRemovesABrokenNodeAfterItsTolerationTime(t *testing.T) {
-	a, s := gpuGroup(t, 0, true)
+	a, s := repairCluster(t, 0, true)
 	plan := step(t, a, autoscaler.Input{Now: t0.Add(5 * time.Minute), Snapshot: s})
 	if got := summary(plan); got != "" {
 		t.Fatalf("at 5m: %q, want nothing before the 10m toleration", got)
@@ -80,7 +80,7 @@ func TestRepairRemovesABrokenNodeAfterItsTolerationTime(t *testing.T) {
 }
 
 func TestRepairOrdersTheReplacementFirstAtMinimumSize(t *testing.T) {
-	a, s := gpuGroup(t, 3, true)
+	a, s := repairCluster(t, 3, true)
 	if got := summary(step(t, a, autoscaler.Input{Now: t0.Add(10 * time.Minute), Snapshot: s})); got != "scale-up gpu+1; remove gpu-1" {
 		t.Errorf("group at its minimum: %q, want its replacement ordered, then gpu-1 removed", got)
 	}
@@ -90,7 +90,7 @@ func TestRepairIsOffByDefault(t *testing.T) {
 	if autoscaler.DefaultOptions().Repair.Enabled {
 		t.Fatal("node repair is on by default")
 	}
-	a, s := gpuGroup(t, 0, false)
+	a, s := repairCluster(t, 0, false)
 	plan := step(t, a, autoscaler.Input{Now: t0.Add(time.Hour), Snapshot: s})
 	if got := summary(plan); got != "" || plan.Status.Repair != nil {
 		t.Errorf("repair off: %q, status %+v", got, plan.Status.Repair)
@@ -104,7 +104,7 @@ func TestRepairOrdersOneReplacementPerNodeAtMinimumSize(t *testing.T) {
 		o.ScaleDownEnabled = false
 		o.Repair.Enabled, o.Repair.MaxPercentage, o.Repair.OkUnhealthyCount = true, 100, 5
 	})
-	_, s := gpuGroup(t, 3, true)
+	_, s := repairCluster(t, 3, true)
 	s.Node("gpu-0").Node.Status.Conditions = append(s.Node("gpu-0").Node.Status.Conditions, v1.NodeCondition{
 		Type: "GpuXidError", Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)})
 	plan := step(t, a, autoscaler.Input{Now: t0.Add(10 * time.Minute), Snapshot: s})

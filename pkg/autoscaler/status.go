@@ -109,6 +109,7 @@ func (l *loop) nodeStatuses(groups map[string]*status.NodeGroup) []status.Node {
 	for _, r := range l.downPlan.Delete {
 		out = append(out, status.Node{Name: r.Node, Group: r.Group, State: status.NodeRemoving, UnneededSince: r.UnneededSince})
 	}
+	out = append(out, l.takenAway...)
 	for _, k := range l.downPlan.Kept {
 		if groups[k.Group] == nil {
 			continue

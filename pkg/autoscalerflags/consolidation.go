@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
@@ -89,9 +90,14 @@ func (v *specValue) Set(s string) error {
 
 func (f *Flags) specVar(name string, defaults any, usage string, parse func(string) error, reset func()) {
 	v := &specValue{parse: parse, reset: reset}
-	if bs, ok := defaults.([]disruption.Budget); ok {
-		for _, b := range bs {
+	switch d := defaults.(type) {
+	case []disruption.Budget:
+		for _, b := range d {
 			v.specs = append(v.specs, b.Spec)
+		}
+	case []autoscaler.InterruptionSignal:
+		for _, sig := range d {
+			v.specs = append(v.specs, sig.TaintKey+"="+sig.Notice.String())
 		}
 	}
 	f.checks = append(f.checks, v)

@@ -123,4 +123,5 @@ func (f *Flags) define() {
 	f.defineConsolidation()
 	f.defineRepair()
 	f.defineProvisioning()
+	f.defineInterruption()
 }

@@ -88,6 +88,7 @@ func (f *Flags) Validate() error {
 		v.add("consolidation-max-batch", "must be at least 1, got %d", c.MaxBatch)
 	}
 	v.validateRepair(o.Repair)
+	v.interruption(o.Interruption)
 	return errors.Join(v.errs...)
 }
 

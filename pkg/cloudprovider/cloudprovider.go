@@ -54,6 +54,10 @@ type FailedCreations struct {
 	// Code and Message are the cloud's own (for example
 	// "InsufficientInstanceCapacity", "ZONE_RESOURCE_POOL_EXHAUSTED").
 	Code, Message string
+	// Zone is the zone the cloud named in its answer, "" when it named
+	// none: an out-of-capacity answer then backs off every group launching
+	// the same instance type in that zone.
+	Zone string
 }
 
 // Classes of FailedCreations.

@@ -49,7 +49,9 @@ const (
 func (o BackoffOptions) next(b Backoff, now time.Time, reason, message string) Backoff {
 	d := o.Initial
 	switch {
-	case b.LastFailure.IsZero() || now.Sub(b.LastFailure) > o.Reset:
+	case b.LastFailure.IsZero() || b.Duration == 0 || now.Sub(b.LastFailure) > o.Reset:
+		// b.Duration is 0 for a group backed off only because an offering
+		// it shares ran out (MarkUnavailable): its own first failure.
 	case now.Before(b.Until):
 		d = b.Duration
 	default:

@@ -66,6 +66,11 @@ type State struct {
 	provision map[string]time.Duration
 
 	lastScaleUp, lastScaleDownDelete, lastScaleDownFailure time.Time
+
+	// interrupted are the nodes being taken away, by name; interruptions
+	// are each group's interruption times, for its rate.
+	interrupted   map[string]Interruption
+	interruptions map[string][]time.Time
 }
 
 // Request is a scale-up in flight: Delta nodes asked of a group at Time,
@@ -96,6 +101,7 @@ func New(opts Options) *State {
 	return &State{
 		opts: opts, requests: map[string]*Request{}, backoffs: map[string]Backoff{},
 		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, upcoming: map[string]int{},
+		interrupted: map[string]Interruption{}, interruptions: map[string][]time.Time{},
 		registration: map[string]Registration{}, provision: map[string]time.Duration{},
 	}
 }

@@ -177,7 +177,25 @@ func (a *liveActuator) Uncordon(ctx context.Context, c autoscaler.Uncordon) erro
 }
 
 // RemoveNodes runs the batch in the background (removal.go).
+// Nodes being taken away are drained on their own, by their notice
+// (interruption.go).
 func (a *liveActuator) RemoveNodes(ctx context.Context, r autoscaler.RemoveNodes) {
+	var voluntary []disruption.Removal
+	for _, rm := range r.Removals {
+		if rm.Interruption == "" {
+			voluntary = append(voluntary, rm)
+			continue
+		}
+		a.drains.Add(1)
+		go func() {
+			defer a.drains.Done()
+			a.drainInterrupted(ctx, rm, r.MaxGracefulTermination)
+		}()
+	}
+	if len(voluntary) == 0 {
+		return
+	}
+	r.Removals = voluntary
 	slices := a.templateSlices(r)
 	a.drains.Add(1)
 	go func() {

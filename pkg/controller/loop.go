@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -101,8 +103,21 @@ func (c *Controller) queueFailedCreations(now time.Time) {
 		c.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, c.cluster.groupLabels(f.Group)...)...).Inc()
 		c.metrics.failedCreations.WithLabelValues(f.Class).Add(float64(f.Count))
 		c.log.Error("node creation failed; backing the group off", "group", f.Group, "count", f.Count,
-			"class", f.Class, "code", f.Code, "message", f.Message)
+			"class", f.Class, "code", f.Code, "message", f.Message, "zone", f.Zone)
+		c.events.configMap(c.opts.Namespace, c.opts.StatusConfigMapName, v1.EventTypeWarning, status.EventFailedToScaleUpGroup,
+			creationFailureMessage(f), map[string]string{status.AnnotationNodeGroup: f.Group})
 		c.outcomes.Hold(autoscaler.CreationFailed{Group: f.Group, Count: f.Count, Class: f.Class, Code: f.Code,
-			Message: f.Message, At: now})
+			Message: f.Message, Zone: f.Zone, At: now})
 	}
+}
+
+// creationFailureMessage says which group failed, where, and what the
+// cloud answered.
+func creationFailureMessage(f cloudprovider.FailedCreations) string {
+	where := ""
+	if f.Zone != "" {
+		where = " in " + f.Zone
+	}
+	return fmt.Sprintf("Scale-up failed for group %s%s: %d node(s) not created (%s): %s %s; the group is backed off",
+		f.Group, where, f.Count, f.Class, f.Code, f.Message)
 }

@@ -12,11 +12,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
+	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
 // failingProvider holds groups in memory, records calls, and reports the
@@ -83,6 +85,8 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 	if err := c.factory.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
 		t.Fatal(err)
 	}
+	rec := record.NewFakeRecorder(100)
+	c.events.recorder = rec
 	ctx := context.Background()
 	if err := c.RunOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -91,7 +95,7 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 		t.Fatalf("first loop calls = %v, want %v (the price expander picks the cheaper group)", cp.calls, want)
 	}
 	cp.fail = []cloudprovider.FailedCreations{{Group: "a-cheap", Count: 1, Class: cloudprovider.ErrorOutOfResources,
-		Code: "InsufficientInstanceCapacity", Message: "no g5 capacity in us-east-1a"}}
+		Code: "InsufficientInstanceCapacity", Message: "no g5 capacity in us-east-1a", Zone: "us-east-1a"}}
 	cp.calls = nil
 	if err := c.RunOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -103,6 +107,10 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 	if g := doc.NodeGroups[0]; g.Name != "a-cheap" || g.ScaleUp.Status != "Backoff" || g.ScaleUp.BackoffInfo == nil ||
 		g.ScaleUp.BackoffInfo.ErrorCode != cloudprovider.ErrorOutOfResources || !strings.Contains(g.ScaleUp.BackoffInfo.ErrorMessage, "InsufficientInstanceCapacity") {
 		t.Errorf("a-cheap status %+v, want backed off with the cloud's reason", g.ScaleUp)
+	}
+	if ev := drainEvents(rec); !strings.Contains(ev, "Warning "+status.EventFailedToScaleUpGroup+" Scale-up failed for group a-cheap in us-east-1a") ||
+		!strings.Contains(ev, "InsufficientInstanceCapacity no g5 capacity") {
+		t.Errorf("events %q: want a warning naming the group, its zone and the cloud's reason", ev)
 	}
 	cp.calls = nil
 	if err := c.RunOnce(ctx); err != nil {
@@ -243,6 +251,19 @@ func TestMetricsNamesAndLabels(t *testing.T) {
 	} {
 		if !got[want] {
 			t.Errorf("no series %s", want)
+		}
+	}
+}
+
+// drainEvents returns the events recorded so far, one a line.
+func drainEvents(rec *record.FakeRecorder) string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return strings.Join(out, "\n")
 		}
 	}
 }

@@ -46,6 +46,12 @@ type Removal struct {
 	// Repair says, for people, why node repair removes the node (which
 	// health signal, since when); empty otherwise.
 	Repair string
+	// Interruption is the signal (a taint key) by which the cloud said it
+	// is taking the node away; empty for a voluntary removal. Such a
+	// removal is not called off: the drain must end by Deadline, the end
+	// of the notice, whatever the node's pods and budgets say.
+	Interruption string
+	Deadline     time.Time
 }
 
 // Move is a pod to evict and where it is expected to run next.

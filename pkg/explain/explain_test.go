@@ -265,6 +265,11 @@ func TestNode(t *testing.T) {
 	unneeded.Spec.Taints = []v1.Taint{{Key: disruption.TaintDeletionCandidate, Value: strconv.FormatInt(now.Add(-90*time.Second).Unix(), 10), Effect: v1.TaintEffectPreferNoSchedule}}
 	removing := builder.Node("going").Build()
 	removing.Spec.Taints = []v1.Taint{{Key: disruption.TaintToBeDeleted, Value: strconv.FormatInt(now.Add(-3*time.Second).Unix(), 10), Effect: v1.TaintEffectNoSchedule}}
+	spot := builder.Node("spot").Build()
+	spot.Spec.Taints = append(removing.Spec.Taints[:1:1], v1.Taint{Key: "aws-node-termination-handler/spot-itn", Effect: v1.TaintEffectNoSchedule})
+	taken := event("Node", "", "spot", status.EventInterrupted,
+		"node is being taken away (aws-node-termination-handler/spot-itn): draining by 2026-03-01T10:01:57Z, replacement ordered", now.Add(-3*time.Second),
+		map[string]string{status.AnnotationNodeGroup: "gpu-spot", status.AnnotationRemovalReason: status.RemovalInterrupted})
 	ref := func(name string) *status.Ref { return &status.Ref{Namespace: "default", Name: name} }
 	st := statusMap(t, status.Document{Nodes: []status.Node{
 		{Name: "pdb", State: status.NodeKept, Reason: "BlockedByPod", Pod: ref("db-0"), DrainRule: "NotEnoughPdb",
@@ -276,7 +281,7 @@ func TestNode(t *testing.T) {
 		{Name: "min", State: status.NodeKept, Reason: "NodeGroupMinSizeReached", Message: "node group gpu is at its minimum size 1"},
 	}})
 	e := explainer(t, nil, builder.Node("pdb").Build(), builder.Node("bare").Build(), unneeded, removing, builder.Node("busy").Build(),
-		builder.Node("full").Build(), builder.Node("min").Build(), st)
+		builder.Node("full").Build(), builder.Node("min").Build(), st, spot, taken)
 	cases := []struct {
 		node  string
 		state string
@@ -288,6 +293,7 @@ func TestNode(t *testing.T) {
 			"why: pod default/orphan has no controller to recreate it"}},
 		{"idle", status.NodeUnneeded, []string{"is unneeded and waits: unneeded for 1m30s of 10m0s", "unneeded since 2026-03-01T09:58:30Z (1m30s ago)"}},
 		{"going", status.NodeRemoving, []string{"is being removed", "3s ago"}},
+		{"spot", status.NodeRemoving, []string{"is being removed", "node is being taken away (aws-node-termination-handler/spot-itn): draining by"}},
 		{"busy", NodeNotListed, []string{"is not listed in the last loop's status"}},
 		{"full", status.NodeKept, []string{"full: is not removed: pod default/big fits on no other node\n", "pod default/big fits on no other node (Insufficient)"}},
 		{"min", status.NodeKept, []string{"min: is not removed\n", "node group gpu is at its minimum size 1 (NodeGroupMinSizeReached)"}},

@@ -95,7 +95,11 @@ func (e *Explainer) Node(ctx context.Context, name string) (Report, error) {
 	}
 	if at, ok := taintTime(node, disruption.TaintToBeDeleted); ok {
 		a.State, a.RemovingSince = status.NodeRemoving, &at
-		if ev := latest(events, status.EventScaleDown); ev != nil {
+		ev := latest(events, status.EventScaleDown)
+		if in := latest(events, status.EventInterrupted); in != nil && (ev == nil || in.LastTimestamp.After(ev.LastTimestamp.Time)) {
+			ev = in // the cloud is taking it away
+		}
+		if ev != nil {
 			rec := record(*ev)
 			a.Removal = &Removal{Reason: rec.RemovalReason, NodeGroup: rec.NodeGroup, Started: &rec}
 		}

@@ -7,10 +7,14 @@ const (
 	EventTriggeredScaleUp  = "TriggeredScaleUp"
 	EventNotTriggerScaleUp = "NotTriggerScaleUp"
 	// On the status ConfigMap.
-	EventScaledUpGroup      = "ScaledUpGroup"
-	EventScaleDownEmpty     = "ScaleDownEmpty"
-	EventDeleteUnregistered = "DeleteUnregistered"
-	EventClusterUnhealthy   = "ClusterUnhealthy"
+	EventScaledUpGroup = "ScaledUpGroup"
+	// EventFailedToScaleUpGroup: the cloud will not create nodes a group
+	// asked for (out of capacity, over quota); the message names the group
+	// and the cloud's code and message.
+	EventFailedToScaleUpGroup = "FailedToScaleUpGroup"
+	EventScaleDownEmpty       = "ScaleDownEmpty"
+	EventDeleteUnregistered   = "DeleteUnregistered"
+	EventClusterUnhealthy     = "ClusterUnhealthy"
 	// On nodes (ScaleDown also on the status ConfigMap, as upstream).
 	EventScaleDown            = "ScaleDown"
 	EventScaleDownFailed      = "ScaleDownFailed"
@@ -18,6 +22,9 @@ const (
 	EventConsolidationReplace = "ConsolidationReplace"
 	EventConsolidationGivenUp = "ConsolidationGivenUp"
 	EventGPUsNotAdvertised    = "GPUsNotAdvertised"
+	// EventInterrupted: the cloud is taking the node away; it is drained
+	// by the end of its notice and its pods' replacement is ordered.
+	EventInterrupted = "Interrupted"
 )
 
 // Annotations on the autoscaler's events carry what the message says as
@@ -55,6 +62,9 @@ const (
 	// RemovalUnregistered: an instance that never registered as a node
 	// within --max-node-provision-time.
 	RemovalUnregistered = "unregistered"
+	// RemovalInterrupted: the cloud was taking the node away (a spot
+	// interruption, a rebalance recommendation, a termination notice).
+	RemovalInterrupted = "interrupted"
 )
 
 // MaxEventOptions bounds the options a TriggeredScaleUp event lists per

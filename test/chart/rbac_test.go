@@ -56,6 +56,9 @@ var autoscalerClusterGrants = []grant{
 	{"/nodes", "get", ""}, {"/nodes", "update", ""},
 	// pkg/controller/drain.go: a pod re-read before eviction, the Eviction API.
 	{"/pods", "get", ""}, {"/pods/eviction", "create", ""},
+	// pkg/controller/interruption.go: a pod a budget still holds at the
+	// end of its node's notice is deleted.
+	{"/pods", "delete", ""},
 	// pkg/controller/controller.go: client-go's event recorder creates
 	// events and patches repeated ones.
 	{"/events", "create", ""}, {"/events", "patch", ""},

@@ -188,7 +188,7 @@ func (p *Provider) applyActivities(ctx context.Context, g group, acts []astypes.
 		return // the group has filled since: nothing is missing
 	}
 	p.acts.failed = append(p.acts.failed, cloudprovider.FailedCreations{
-		Group: g.name, Count: gap, Class: class, Code: code, Message: msg,
+		Group: g.name, Count: gap, Class: class, Code: code, Message: msg, Zone: zoneOf(msg),
 	})
 }
 
@@ -230,7 +230,19 @@ var (
 	quotaCodes = []string{"VcpuLimitExceeded", "InstanceLimitExceeded", "InsufficientAddressCapacity",
 		"VolumeLimitExceeded", "AddressLimitExceeded"}
 	codeInMessage = regexp.MustCompile(`\b([A-Z][A-Za-z]+(?:\.[A-Za-z]+)?) - `)
+	// zoneInMessage finds the zone EC2 names in a capacity error ("... in
+	// the Availability Zone you requested (us-east-1a)."): an Auto Scaling
+	// group spans zones, and the stockout is in one of them.
+	zoneInMessage = regexp.MustCompile(`Availability Zone[^(]*\(([a-z]{2}(?:-[a-z]+)+-[0-9]+[a-z])\)`)
 )
+
+// zoneOf is the zone a failed launch's message names, "" when none.
+func zoneOf(msg string) string {
+	if m := zoneInMessage.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // classifyLaunchFailure gives a failed launch's class and EC2 error code
 // ("" when the message names none).

@@ -80,7 +80,7 @@ func TestInstancesAreListed(t *testing.T) {
 }
 
 // A failed launch is reported at the next Refresh, once, for the capacity
-// still not launched, with its class and EC2 code.
+// still not launched, with its class, EC2 code and the zone EC2 names.
 func TestFailedLaunchIsReportedOnce(t *testing.T) {
 	f := standardFake(t, launching())
 	f.activities["cpu-m5"] = launchActivities("cpu-m5")
@@ -90,8 +90,9 @@ func TestFailedLaunchIsReportedOnce(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("failed creations %+v, want one", got)
 	}
-	want := cloudprovider.FailedCreations{Group: "cpu-m5", Count: 1, Class: cloudprovider.ErrorOutOfResources, Code: "InsufficientInstanceCapacity"}
-	if got[0].Group != want.Group || got[0].Count != want.Count || got[0].Class != want.Class || got[0].Code != want.Code ||
+	want := cloudprovider.FailedCreations{Group: "cpu-m5", Count: 1, Class: cloudprovider.ErrorOutOfResources, Code: "InsufficientInstanceCapacity",
+		Zone: "us-east-1a"}
+	if got[0].Group != want.Group || got[0].Count != want.Count || got[0].Class != want.Class || got[0].Code != want.Code || got[0].Zone != want.Zone ||
 		!strings.Contains(got[0].Message, "do not have sufficient m5.large capacity") {
 		t.Errorf("failure %+v, want %+v with EC2's message", got[0], want)
 	}

@@ -28,6 +28,21 @@ type Faults struct {
 	// appears, as with a broken GPU driver or machine image. Deleting the
 	// instance (DeleteNodes with its providerID) takes it away.
 	NeverRegister func(group, node string) bool
+	// OutOfCapacity reports whether the cloud has no capacity for a node
+	// asked for: the next Refresh finds it failed and FailedCreations
+	// reports it once (class OutOfResources, code OutOfCapacity), as a
+	// failed launch in a cloud's activity log; the node is never created
+	// and stays in the group's target until DecreaseTargetSize gives it
+	// back.
+	OutOfCapacity func(group, node string) bool
+}
+
+// CodeOutOfCapacity is the code of the failures Faults.OutOfCapacity
+// injects.
+const CodeOutOfCapacity = "OutOfCapacity"
+
+func (f Faults) outOfCapacity(group, node string) bool {
+	return f.OutOfCapacity != nil && f.OutOfCapacity(group, node)
 }
 
 // call asks Faults.Call about an operation.

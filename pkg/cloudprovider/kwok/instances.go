@@ -38,7 +38,7 @@ func (p *Provider) instancesLocked(group string, now time.Time) []snapshot.Insta
 		out = append(out, inst)
 	}
 	for _, pn := range p.pending {
-		if pn.Group != group || p.registered[group][pn.Name] {
+		if pn.Group != group || p.registered[group][pn.Name] || pn.Failed {
 			continue
 		}
 		st := snapshot.InstanceCreating

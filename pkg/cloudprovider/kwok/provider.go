@@ -92,9 +92,15 @@ type Provider struct {
 	nodeInstances map[string]snapshot.Instance
 	pending       []PendingNode
 	faults        Faults
+	// failed are the creations Faults.OutOfCapacity failed that
+	// FailedCreations has not reported yet.
+	failed []cloudprovider.FailedCreations
 }
 
-var _ cloudprovider.CloudProvider = (*Provider)(nil)
+var (
+	_ cloudprovider.CloudProvider           = (*Provider)(nil)
+	_ cloudprovider.CreationFailureReporter = (*Provider)(nil)
+)
 
 // New validates the options; it makes no API call (Refresh does).
 func New(opts Options) (*Provider, error) {
@@ -150,7 +156,7 @@ func (p *Provider) Refresh(ctx context.Context) error {
 		return err
 	}
 	p.pending = pending
-	return nil
+	return p.failCreationsLocked(ctx)
 }
 
 // listNodesLocked replaces the registered cache from the API and hands each
@@ -316,12 +322,19 @@ func (p *Provider) DecreaseTargetSize(ctx context.Context, name string, delta in
 		return err
 	}
 	next, err := p.store.update(ctx, func(pending []PendingNode) ([]PendingNode, error) {
-		var mine []int // indexes of this group's entries, in due order
+		// Indexes of this group's entries, in due order, the failed ones
+		// last: they go first.
+		var mine, failed []int
 		for i, pn := range pending {
-			if pn.Group == name && !p.registered[name][pn.Name] {
+			switch {
+			case pn.Group != name || p.registered[name][pn.Name]:
+			case pn.Failed:
+				failed = append(failed, i)
+			default:
 				mine = append(mine, i)
 			}
 		}
+		mine = append(mine, failed...)
 		if delta > len(mine) {
 			return nil, fmt.Errorf("kwok: node group %s: cannot decrease target by %d: only %d node(s) pending (target %d, registered %d)",
 				name, delta, len(mine), p.targetLocked(name, pending), len(p.registered[name]))

@@ -55,7 +55,7 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 			// state in the same ConfigMap. Its own Reconcile makes it.
 			continue
 		}
-		if p.faults.neverRegisters(pn.Group, pn.Name) {
+		if pn.Failed || p.faults.neverRegisters(pn.Group, pn.Name) {
 			continue // booted, and never joins: the entry stays as its instance
 		}
 		_, err := p.client.CoreV1().Nodes().Create(ctx, g.newNode(pn.Name, now, p.cfg.DevicePluginDelay), metav1.CreateOptions{})

@@ -35,6 +35,9 @@ type PendingNode struct {
 	// RequestedAt is when the scale-up asked for it (zero in entries
 	// written before it was kept): its instance's creation time.
 	RequestedAt time.Time `json:"requestedAt"`
+	// Failed: the cloud had no capacity for it (Faults.OutOfCapacity); it
+	// is never created, and counts in the target until given back.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // sortPending orders by creation time, then name, so the state and every

@@ -172,6 +172,7 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	}
 	g.nodes++
 	g.peakNodes = max(g.peakNodes, g.nodes)
+	e.scheduleInterruption(g, name)
 	if err := e.placeDaemonSetPods(n); err != nil {
 		return err
 	}
@@ -246,6 +247,7 @@ func (e *Engine) removeNode(name string) error {
 		return err
 	}
 	e.snap.RemoveCSINode(name)
+	delete(e.interrupting, name)
 	g.nodes--
 	g.removed++
 	e.touch()

@@ -86,6 +86,9 @@ type Engine struct {
 	auto *autoscaler.Autoscaler
 	snap *snapshot.Snapshot
 	rng  *rand.Rand
+	// irng draws interruptions; interrupting are the nodes under notice.
+	irng         *rand.Rand
+	interrupting map[string]bool
 
 	now    time.Duration
 	end    time.Duration
@@ -153,7 +156,8 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts: opts, sc: opts.Scenario, auto: auto, snap: snapshot.New(),
-		rng:       rand.New(rand.NewSource(opts.Scenario.Seed)),
+		rng:  rand.New(rand.NewSource(opts.Scenario.Seed)),
+		irng: newInterruptionSource(opts.Scenario.Seed), interrupting: map[string]bool{},
 		groupByID: map[string]*groupState{}, pods: map[string]*simPod{},
 		done: ctx.Done(),
 	}
@@ -165,6 +169,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.scheduleGPUFailures()
+	e.scheduleInterruptionTrace()
 	if err := e.initWorkloads(); err != nil {
 		return nil, err
 	}
@@ -313,6 +318,12 @@ func (e *Engine) handle(ev *event) error {
 		e.creationFailed(ev.creation)
 	case evGPUFailure:
 		return e.failGPUs(ev.failure)
+	case evInterrupt:
+		return e.interrupt(ev.node)
+	case evReclaim:
+		return e.reclaim(ev.node)
+	case evInterruptGroup:
+		return e.interruptGroup(ev.group, ev.count)
 	}
 	return nil
 }

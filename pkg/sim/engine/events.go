@@ -16,6 +16,9 @@ const (
 	evDeleted                         // a node being removed is gone
 	evCreationFailed                  // the cloud reports a node it could not create
 	evGPUFailure                      // GPUs of a group's nodes fail
+	evInterrupt                       // the cloud tells a node it will be taken away
+	evReclaim                         // the cloud takes an interrupted node away
+	evInterruptGroup                  // an interruption trace's entry: some of a group's nodes
 )
 
 // event is one thing that happens at a point of virtual time. Events at the
@@ -32,6 +35,9 @@ type event struct {
 	creation *creation
 	node     string
 	failure  *gpuFailure
+	// group and count are an interruption trace's entry.
+	group *groupState
+	count int
 }
 
 type eventQueue []*event

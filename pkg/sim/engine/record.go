@@ -60,6 +60,8 @@ type Result struct {
 	Gangs GangResult
 	// Consolidation is what consolidation did, or why it did nothing.
 	Consolidation ConsolidationResult
+	// Interruptions are what the cloud's interruptions cost.
+	Interruptions InterruptionResult
 	Series        Series
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
@@ -144,6 +146,11 @@ type recorder struct {
 	unserved                   unservedRecorder
 	limits                     limitWatch
 	consolidation              ConsolidationResult
+	// interruptions counts nodes the cloud interrupted, reclaimedNodes
+	// those still there at the end of their notice; lostHours and
+	// lostGPUHours are the Job runs interruptions cost (interruptions.go).
+	interruptions, reclaimedNodes int
+	lostHours, lostGPUHours       float64
 }
 
 func (r *recorder) init(e *Engine) {
@@ -259,6 +266,8 @@ func (e *Engine) result() *Result {
 		GPUHoursAllocated: r.gpuAllocTime.hours(), GPUHoursProvisioned: r.gpuProvTime.hours(),
 		Submitted: r.submitted, Finished: r.finished, ScaleUps: r.scaleUps, NodesRemoved: r.scaleDowns,
 		Evictions: r.evictions, Loops: r.loops, Series: r.series, Consolidation: r.consolidation,
+		Interruptions: InterruptionResult{Nodes: r.interruptions, Reclaimed: r.reclaimedNodes,
+			LostPodHours: r.lostHours, LostGPUHours: r.lostGPUHours},
 	}
 	for i, g := range e.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,

@@ -213,6 +213,7 @@ func (e *Engine) unbind(p *simPod) error {
 // new pending one, as its ReplicaSet would.
 func (e *Engine) evict(p *simPod) error {
 	ran := e.now - p.boundAt
+	node := p.node
 	e.rec.evictions++
 	if p.w.cfg.Deployment != nil {
 		// deletePod unbinds the running pod itself: unbound first, it would
@@ -231,6 +232,7 @@ func (e *Engine) evict(p *simPod) error {
 		return err
 	}
 	e.rec.interrupted(p, ran)
+	e.lostRun(p, node, ran)
 	if p.remaining -= ran; p.remaining <= 0 {
 		p.remaining = time.Second
 	}

@@ -114,6 +114,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	row("pods evicted", func(r Run) string { return fmt.Sprintf("%d", r.Result.Evictions) })
 	consolidationRow(runs, row)
 	evictionRows(row)
+	interruptionRow(runs, row)
 	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
 	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
 	if err := tw.Flush(); err != nil {

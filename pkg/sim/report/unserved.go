@@ -57,6 +57,21 @@ func evictionRows(row func(string, func(Run) string)) {
 	})
 }
 
+// interruptionRow adds, when the cloud interrupted nodes in any run, how
+// many, how many it reclaimed before they were drained, and the Job runs
+// lost to them.
+func interruptionRow(runs []Run, row func(string, func(Run) string)) {
+	for _, r := range runs {
+		if r.Result.Interruptions.Nodes > 0 {
+			row("interrupted nodes (reclaimed) / work lost", func(r Run) string {
+				i := r.Result.Interruptions
+				return fmt.Sprintf("%d (%d) / %.2f pod-h (%.2f GPU-h)", i.Nodes, i.Reclaimed, i.LostPodHours, i.LostGPUHours)
+			})
+			return
+		}
+	}
+}
+
 // writeUnservedNotes says, under the table, which runs' bounds count work
 // that never ran and which limits held pods back.
 func writeUnservedNotes(w io.Writer, runs []Run) {

@@ -46,3 +46,27 @@ func TestSummaryUnserved(t *testing.T) {
 		t.Errorf("a run that served everything is marked:\n%s", text)
 	}
 }
+
+// TestSummaryInterruptions: the interruptions row appears when a run had
+// any, with the nodes reclaimed before they were drained and the work lost.
+func TestSummaryInterruptions(t *testing.T) {
+	calm, _ := NewRun(nil, result("calm"))
+	var out bytes.Buffer
+	if err := WriteSummary(&out, []Run{calm}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "interrupted nodes") {
+		t.Errorf("a run without interruptions shows the row:\n%s", out.String())
+	}
+	res := result("spot")
+	res.Interruptions = engine.InterruptionResult{Nodes: 7, Reclaimed: 2, LostPodHours: 3.5, LostGPUHours: 28}
+	spot, _ := NewRun(nil, res)
+	out.Reset()
+	if err := WriteSummary(&out, []Run{calm, spot}); err != nil {
+		t.Fatal(err)
+	}
+	want := `interrupted nodes \(reclaimed\) / work lost\s+0 \(0\) / 0\.00 pod-h \(0\.00 GPU-h\)\s+7 \(2\) / 3\.50 pod-h \(28\.00 GPU-h\)\n`
+	if !regexp.MustCompile(want).MatchString(out.String()) {
+		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	}
+}

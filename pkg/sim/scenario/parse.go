@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +29,10 @@ const (
 	DefaultDevicePluginDelay = time.Minute
 	DefaultHPASyncPeriod     = 15 * time.Second
 	DefaultCreationFailure   = time.Minute
+	// DefaultInterruptionNotice is an EC2 spot interruption notice.
+	DefaultInterruptionNotice = 2 * time.Minute
+	// DefaultInterruptionTaint is the AWS Node Termination Handler's.
+	DefaultInterruptionTaint = autoscaler.TaintAWSSpotInterruption
 	DefaultNamespace         = "default"
 )
 
@@ -67,6 +73,10 @@ func (s *Scenario) SetDefaults() {
 	def(&s.ProvisioningDelay, DefaultProvisioningDelay)
 	def(&s.HPASyncPeriod, DefaultHPASyncPeriod)
 	def(&s.CreationFailureDelay, DefaultCreationFailure)
+	def(&s.InterruptionNotice, DefaultInterruptionNotice)
+	if s.InterruptionTaint == "" {
+		s.InterruptionTaint = DefaultInterruptionTaint
+	}
 	for i := range s.DaemonSets {
 		if s.DaemonSets[i].Namespace == "" {
 			s.DaemonSets[i].Namespace = "kube-system"
@@ -119,10 +129,13 @@ func (s *Scenario) Validate() error {
 		v     time.Duration
 	}{{"duration", s.Duration.Duration}, {"provisioningDelay", s.ProvisioningDelay.Duration},
 		{"devicePluginDelay", s.DevicePluginDelay.Duration}, {"nodeDeletionDelay", s.NodeDeletionDelay.Duration},
-		{"creationFailureDelay", s.CreationFailureDelay.Duration}} {
+		{"creationFailureDelay", s.CreationFailureDelay.Duration}, {"interruptionNotice", s.InterruptionNotice.Duration}} {
 		if d.v < 0 {
 			bad(d.field, "must not be negative, got %s", d.v)
 		}
+	}
+	if errs := validation.IsQualifiedName(s.InterruptionTaint); s.InterruptionTaint != "" && len(errs) > 0 {
+		bad("interruptionTaint", "%q: %s", s.InterruptionTaint, strings.Join(errs, "; "))
 	}
 	switch si := s.SampleInterval.Duration; {
 	case si < MinSampleInterval:
@@ -223,6 +236,17 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 		}
 	}
 	g.validateGPUFailures(bad)
+	for i, in := range g.Interruptions {
+		switch {
+		case in.At.Duration < 0:
+			bad(fmt.Sprintf("interruptions[%d].at", i), "must not be negative, got %s", in.At.Duration)
+		case in.Count < 1 || in.Count > MaxGroupSize:
+			bad(fmt.Sprintf("interruptions[%d].count", i), "must be from 1 to %d, got %d", MaxGroupSize, in.Count)
+		}
+	}
+	if r := g.InterruptionsPerHour; !(r >= 0) || math.IsInf(r, 0) {
+		bad("interruptionsPerHour", "must be a finite number of at least 0, got %s", strconv.FormatFloat(r, 'g', -1, 64))
+	}
 	return errs
 }
 

@@ -37,6 +37,12 @@ type Scenario struct {
 	// CreationFailureDelay is how long the cloud takes to report a node it
 	// cannot create, in a group's stockout (default 1m).
 	CreationFailureDelay metav1.Duration `json:"creationFailureDelay,omitempty"`
+	// InterruptionNotice is how long before the cloud reclaims a node it
+	// interrupts the node carries the interruption taint (default 2m, an
+	// EC2 spot interruption notice); InterruptionTaint is that taint's key
+	// (default the AWS Node Termination Handler's spot-itn).
+	InterruptionNotice metav1.Duration `json:"interruptionNotice,omitempty"`
+	InterruptionTaint  string          `json:"interruptionTaint,omitempty"`
 	// HPASyncPeriod is the HorizontalPodAutoscaler controller's period
 	// (--horizontal-pod-autoscaler-sync-period, default 15s).
 	HPASyncPeriod metav1.Duration `json:"hpaSyncPeriod,omitempty"`
@@ -122,6 +128,21 @@ type NodeGroup struct {
 	Stockouts []Window `json:"stockouts,omitempty"`
 	// GPUFailures break GPUs of the group's nodes during the run.
 	GPUFailures []GPUFailure `json:"gpuFailures,omitempty"`
+	// InterruptionsPerHour is how often the cloud takes one of the group's
+	// nodes away, per node-hour (a spot pool's interruption frequency): each
+	// node's life until its interruption is drawn from an exponential
+	// distribution with this rate, from the scenario's seed. 0: never.
+	InterruptionsPerHour float64 `json:"interruptionsPerHour,omitempty"`
+	// Interruptions are a trace of interruptions: at each time, the cloud
+	// interrupts Count of the group's nodes (the oldest first), or all it
+	// has when fewer.
+	Interruptions []InterruptionAt `json:"interruptions,omitempty"`
+}
+
+// InterruptionAt is one entry of a group's interruption trace.
+type InterruptionAt struct {
+	At    metav1.Duration `json:"at"`
+	Count int             `json:"count"`
 }
 
 // Workload is a Deployment or a set of Jobs; its pods share Pod.

@@ -87,6 +87,10 @@ type groupSpec struct {
 	name     string
 	min, max int
 	cpu      string
+	// gpus per node (nvidia.com/gpu), and the price per hour, when set.
+	gpus  int
+	price float64
+	spot  bool
 	// options are the group's autoscalingOptions, as YAML flow text.
 	options string
 }
@@ -98,8 +102,12 @@ func (s *scope) kwokConfig(provisioningDelay time.Duration, groups ...groupSpec)
 	var b strings.Builder
 	fmt.Fprintf(&b, "provisioningDelay: %s\nnodeGroups:\n", provisioningDelay)
 	for _, g := range groups {
-		fmt.Fprintf(&b, "- name: %s\n  minSize: %d\n  maxSize: %d\n  template:\n    labels: {%s: %s}\n    capacity: {cpu: %q, memory: 16Gi, pods: \"110\"}\n",
-			s.group(g.name), g.min, g.max, LabelScope, s.ns, g.cpu)
+		gpus := ""
+		if g.gpus > 0 {
+			gpus = fmt.Sprintf(", nvidia.com/gpu: \"%d\"", g.gpus)
+		}
+		fmt.Fprintf(&b, "- name: %s\n  minSize: %d\n  maxSize: %d\n  pricePerHour: %g\n  spot: %t\n  template:\n    labels: {%s: %s}\n    capacity: {cpu: %q, memory: 16Gi, pods: \"110\"%s}\n",
+			s.group(g.name), g.min, g.max, g.price, g.spot, LabelScope, s.ns, g.cpu, gpus)
 		if g.options != "" {
 			fmt.Fprintf(&b, "  autoscalingOptions: %s\n", g.options)
 		}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
+	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -24,6 +25,8 @@ type workload struct {
 	name     string
 	replicas int32
 	cpu      string
+	// gpus each pod asks for (nvidia.com/gpu), when set.
+	gpus int
 	// priorityClass, finalizers and edit shape the pod template.
 	priorityClass string
 	finalizers    []string
@@ -42,6 +45,11 @@ func (s *scope) deploy(w workload) {
 		NodeSelector:                  map[string]string{LabelScope: s.ns},
 		PriorityClassName:             w.priorityClass,
 		TerminationGracePeriodSeconds: &zero,
+	}
+	if w.gpus > 0 {
+		gpus := *resource.NewQuantity(int64(w.gpus), resource.DecimalSI)
+		pod.Containers[0].Resources.Requests[gpu.ResourceName] = gpus
+		pod.Containers[0].Resources.Limits = v1.ResourceList{gpu.ResourceName: gpus}
 	}
 	if w.preferNode != "" {
 		pod.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
