@@ -14,7 +14,9 @@ import (
 // snapshot, do its pods fit on the remaining nodes? A deletion carried out
 // stays in the snapshot, so later candidates cannot count on the node and
 // do count its pods where they went; a deletion that must wait for
-// StableTime is undone, and so is a failed one.
+// StableTime is undone, and so is a failed one. A node whose deletion waits
+// keeps its pods in the simulation, where they really are, but takes no pods
+// of later moves.
 func (s *session) deletePass() {
 	for _, i := range s.cands {
 		st := &s.nodes[i]
@@ -63,6 +65,11 @@ func (s *session) tryDelete(i int32) {
 	}
 	if ok, since := s.stable(nodes); !ok {
 		undo()
+		// The node is on its way out: no later move of this pass may put
+		// pods on it. They would move twice, and filling an empty node
+		// trades like for like, evicting pods for the saving its own
+		// deletion brings without them.
+		s.sim.SetGone(i, true)
 		s.wait(MoveDelete, nodes, since)
 		return
 	}
