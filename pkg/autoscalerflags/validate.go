@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 )
 
@@ -83,6 +84,10 @@ func (f *Flags) Validate() error {
 	v.notNegative("consolidation-stable-time", c.StableTime)
 	if !(c.MinSavings >= 0 && c.MinSavings < 1) {
 		v.add("consolidation-min-savings", "must be at least 0 and below 1, got %s", strconv.FormatFloat(c.MinSavings, 'g', -1, 64))
+	}
+	if !(c.MinSavingsPerPod >= 0 && c.MinSavingsPerPod <= consolidation.MaxSavingsPerPod) {
+		v.add("consolidation-min-savings-per-pod", "must be at least 0 and at most %d, got %s",
+			consolidation.MaxSavingsPerPod, strconv.FormatFloat(c.MinSavingsPerPod, 'g', -1, 64))
 	}
 	if c.MaxBatch < 1 {
 		v.add("consolidation-max-batch", "must be at least 1, got %d", c.MaxBatch)

@@ -40,6 +40,10 @@ func (s *session) tryDelete(i int32) {
 	if !ok {
 		return
 	}
+	if why := s.underpaid(st.price, len(items)); why != "" {
+		st.miss = why
+		return
+	}
 	mark := s.sim.Mark()
 	for k := range items {
 		it := &items[k]
@@ -189,4 +193,16 @@ func (s *session) record(m Move, nodes []int32, items []removal.Item) {
 	}
 	s.room.take(s, nodes, m.Launch)
 	s.moves = append(s.moves, pm)
+}
+
+// underpaid returns why a move that saves saving an hour does not pay for
+// evicting n pods (MinSavingsPerPod), or "". Where prices are unknown
+// (zero) the saving cannot be weighed and only node counts are.
+func (s *session) underpaid(saving float64, n int) string {
+	need := s.opts.MinSavingsPerPod * float64(n)
+	if saving <= 0 || n == 0 || saving >= need-1e-9 {
+		return ""
+	}
+	return fmt.Sprintf("saves $%.2f/h for %d pods evicted, less than $%.2f/h a pod (--consolidation-min-savings-per-pod)",
+		saving, n, s.opts.MinSavingsPerPod)
 }
