@@ -128,6 +128,8 @@ type nodeState struct {
 	received bool
 	// judged is what the drain rules found on its pods at the start.
 	judged removal.Judged
+	// rank orders the candidates (rankCandidates).
+	rank removal.Rank
 	// since is when the node was first found consolidatable in an unbroken
 	// run of passes (zero when it was not in the last one).
 	since time.Time

@@ -155,6 +155,8 @@ type nodeState struct {
 	empty bool
 	// wasUnneeded: unneeded in the previous loop.
 	wasUnneeded bool
+	// rank orders the candidates (rankCandidates).
+	rank rsim.Rank
 	// judged is what the drain rules found on the node's pods when the
 	// loop started; judged.Waits is a pod annotated safe-to-evict
 	// "on-completion" still running here: the node may be unneeded but
