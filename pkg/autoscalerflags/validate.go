@@ -100,10 +100,10 @@ func (f *Flags) Validate() error {
 func validateExpander(spec string) error {
 	for _, name := range strings.Split(spec, ",") {
 		name = strings.TrimSpace(name)
-		if contains(expander.Names, name) {
+		if contains(expander.Names(), name) {
 			continue
 		}
-		err := fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(expander.Names, ", "))
+		err := fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(expander.Names(), ", "))
 		if name != spec {
 			err = fmt.Errorf("%w, in %q", err, spec)
 		}
