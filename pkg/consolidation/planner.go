@@ -20,10 +20,10 @@ type Planner struct {
 	judge removal.Judge
 
 	// Working memory reused across passes.
-	sim    removal.Simulator
-	nodes  []nodeState
-	cands  []int32
-	items  []removal.Item
+	sim   removal.Simulator
+	nodes []nodeState
+	cands []int32
+	items []removal.Item
 }
 
 // NewPlanner validates opts and returns a Planner.

@@ -212,7 +212,6 @@ func (p *Planner) maxGrace() time.Duration {
 	return time.Duration(p.opts.MaxGracefulTerminationSec) * time.Second
 }
 
-
 // unneededNames lists the nodes the simulation removed.
 func (s *session) unneededNames() []string {
 	names := s.p.names[:0]
