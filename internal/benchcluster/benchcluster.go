@@ -14,8 +14,8 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
-// Zones are the three zones of the mixed cluster.
-var Zones = []string{"zone-a", "zone-b", "zone-c"}
+// zones returns the three zones of the mixed cluster.
+func zones() []string { return []string{"zone-a", "zone-b", "zone-c"} }
 
 // shape is one machine shape of the mixed cluster.
 type shape struct {
@@ -61,7 +61,7 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	var groups []string
 	for _, sh := range shapes {
-		for _, z := range Zones {
+		for _, z := range zones() {
 			id := sh.name + "-" + z
 			g := snapshot.NodeGroup{ID: id, MaxSize: nodes, Template: template(sh, z), PricePerHour: sh.pricePerH, InstanceType: sh.name}
 			if err := s.SetNodeGroup(g); err != nil {

@@ -47,8 +47,10 @@ const (
 	StepNodeRemoved Step = "node-removed"
 )
 
-// Steps lists the steps in the order they happen.
-var Steps = []Step{StepDeployed, StepMetricServed, StepHPAApplied, StepScaledOut, StepNodeAdded, StepScaledIn, StepNodeRemoved}
+// Steps returns the steps in the order they happen.
+func Steps() []Step {
+	return []Step{StepDeployed, StepMetricServed, StepHPAApplied, StepScaledOut, StepNodeAdded, StepScaledIn, StepNodeRemoved}
+}
 
 // Options configure Run. Defaults and Quick return complete sets.
 type Options struct {

@@ -93,8 +93,8 @@ func TestServiceMonitorJobLabelsTargetsLikeThePrometheusOperator(t *testing.T) {
 			t.Errorf("target label %s missing: %v", k, j.Labels)
 		}
 	}
-	if j.Name != DCGMExporterTarget.Service {
-		t.Errorf("job %q, want the Service name %q", j.Name, DCGMExporterTarget.Service)
+	if j.Name != DCGMExporterTarget().Service {
+		t.Errorf("job %q, want the Service name %q", j.Name, DCGMExporterTarget().Service)
 	}
 	empty := ServiceMonitorJob([]string{"a:1"}, ServiceMonitorTarget{Namespace: "ns"})
 	if len(empty.Labels) != 1 || empty.Labels["namespace"] != "ns" {

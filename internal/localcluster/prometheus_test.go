@@ -87,9 +87,9 @@ func TestPrometheusScrapesDCGMExporterLikeAServiceMonitor(t *testing.T) {
 		"exported_namespace": "default",
 		"exported_pod":       "gpu-hpa-test-1",
 		"exported_container": "cuda-test",
-		"namespace":          DCGMExporterTarget.Namespace,
-		"pod":                DCGMExporterTarget.Pod,
-		"job":                DCGMExporterTarget.Service,
+		"namespace":          DCGMExporterTarget().Namespace,
+		"pod":                DCGMExporterTarget().Pod,
+		"job":                DCGMExporterTarget().Service,
 		"gpu":                "0",
 	}
 	for k, v := range want {

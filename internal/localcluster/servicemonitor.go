@@ -14,15 +14,17 @@ type ServiceMonitorTarget struct {
 	Endpoint  string
 }
 
-// DCGMExporterTarget is how the GPU operator's dcgm-exporter looks to a
+// DCGMExporterTarget returns how the GPU operator's dcgm-exporter looks to a
 // kube-prometheus-stack Prometheus (the GPU operator installed in namespace
 // nvidia-gpu-operator, with dcgmExporter.serviceMonitor.enabled=true).
-var DCGMExporterTarget = ServiceMonitorTarget{
-	Namespace: "nvidia-gpu-operator",
-	Service:   "nvidia-dcgm-exporter",
-	Pod:       "nvidia-dcgm-exporter-local",
-	Container: "nvidia-dcgm-exporter",
-	Endpoint:  "gpu-metrics",
+func DCGMExporterTarget() ServiceMonitorTarget {
+	return ServiceMonitorTarget{
+		Namespace: "nvidia-gpu-operator",
+		Service:   "nvidia-dcgm-exporter",
+		Pod:       "nvidia-dcgm-exporter-local",
+		Container: "nvidia-dcgm-exporter",
+		Endpoint:  "gpu-metrics",
+	}
 }
 
 // ServiceMonitorJob scrapes targets as a ServiceMonitor would: the job is
@@ -60,5 +62,5 @@ func ServiceMonitorJob(targets []string, id ServiceMonitorTarget) ScrapeJob {
 // DCGMExporterJob scrapes a dcgm-exporter (or `gpuscale dcgm-sim`) at
 // target (host:port) as kube-prometheus-stack scrapes the GPU operator's.
 func DCGMExporterJob(target string) ScrapeJob {
-	return ServiceMonitorJob([]string{target}, DCGMExporterTarget)
+	return ServiceMonitorJob([]string{target}, DCGMExporterTarget())
 }

@@ -20,13 +20,15 @@ const ModulePath = "github.com/gpuscale/gpuscale"
 
 // ClusterTools are the binaries a cluster needs; PrometheusTool is the
 // Prometheus server. EnsureTools with no names builds all of them.
-var ClusterTools = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kwokctl"}
+func ClusterTools() []string {
+	return []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kwokctl"}
+}
 
 // PrometheusTool is the tool name of the Prometheus server in hack/build-tools.sh.
 const PrometheusTool = "prometheus"
 
 // AllTools returns ClusterTools and PrometheusTool.
-func AllTools() []string { return append(append([]string(nil), ClusterTools...), PrometheusTool) }
+func AllTools() []string { return append(ClusterTools(), PrometheusTool) }
 
 // stillBuildingEvery is how often EnsureTools reports a build that is still
 // running, so a long link does not look like a hang.

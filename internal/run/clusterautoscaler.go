@@ -1,7 +1,10 @@
-// Package run wires the command line to the live controller: it owns
-// `gpuscale cluster-autoscaler`'s options (the decision flags every shell
-// shares, and the live shell's own) and builds the Kubernetes client, the
-// cloud provider and the controller from them.
+// Package run wires the command line to what runs against a live cluster:
+// it owns `gpuscale cluster-autoscaler`'s options (the decision flags every
+// shell shares, and the live shell's own) and builds the Kubernetes client,
+// the cloud provider and the controller from them; likewise the options and
+// the running of `gpuscale explain` and `gpuscale dcgm-sim`. The command
+// tree (cmd/gpuscale/app) only names the commands, their help and their
+// arguments.
 package run
 
 import (

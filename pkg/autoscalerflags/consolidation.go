@@ -33,6 +33,7 @@ func (f *Flags) defineConsolidation() {
 	fs.BoolVar(&c.Enabled, "consolidation", c.Enabled, "Move pods so that nodes can go whatever their utilization: delete nodes whose pods fit elsewhere, replace nodes by fewer or cheaper ones.")
 	fs.DurationVar(&c.StableTime, "consolidation-stable-time", c.StableTime, "How long nodes must have been consolidatable, loop after loop, before they are moved.")
 	fs.Float64Var(&c.MinSavings, "consolidation-min-savings", c.MinSavings, "Least fraction of the hourly price of the nodes a replacement removes that it must save.")
+	fs.Float64Var(&c.MinSavingsPerPod, "consolidation-min-savings-per-pod", c.MinSavingsPerPod, "Least hourly saving, in the node groups' price unit, a move must bring for each pod it evicts.")
 	fs.BoolVar(&c.SpotReplacements, "consolidation-spot-replacements", c.SpotReplacements, "Whether on-demand nodes may be replaced by spot nodes.")
 	fs.IntVar(&c.MaxBatch, "consolidation-max-batch", c.MaxBatch, "Most nodes one multi-node replacement weighs at once.")
 	f.specVar("consolidation-budget", c.Budgets, "How many nodes of each group may be disrupted at once, as nodes=<n or n%>[;groups=<regexp>][;schedule=<cron>;duration=<d>]; repeatable, the smallest active one applies.",

@@ -67,7 +67,7 @@ func (f *Flags) define() {
 	up, down, cs := &o.ScaleUp, &o.ScaleDown, &o.ClusterState
 
 	fs.DurationVar(&d.ScanInterval, "scan-interval", d.ScanInterval, "How often the cluster is re-evaluated for scale-up or scale-down.")
-	fs.StringVar(&up.Expander, "expander", up.Expander, "Node group expanders, comma-separated, applied in order: "+strings.Join(expander.Names, ", ")+".")
+	fs.StringVar(&up.Expander, "expander", up.Expander, "Node group expanders, comma-separated, applied in order: "+strings.Join(expander.Names(), ", ")+".")
 	fs.Int64Var(&up.Seed, "seed", up.Seed, "Seed of the expanders' random tie-break; the same seed chooses the same.")
 	fs.IntVar(&o.Limits.MaxNodesTotal, "max-nodes-total", o.Limits.MaxNodesTotal, "Maximum number of nodes in all node groups; 0 means no limit.")
 	f.rangeVar(&o.Limits.Cores, "cores-total", "Minimum and maximum number of cores in the cluster, as <min>:<max>.")

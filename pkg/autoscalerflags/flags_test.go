@@ -44,6 +44,7 @@ func TestRefusals(t *testing.T) {
 		{"gpu-total=a:0:1,gpu-total=a:0:2", `--gpu-total: GPU type "a" given twice`},
 		{"expendable-pods-priority-cutoff=9999999999", `--expendable-pods-priority-cutoff: must fit a pod priority (int32), got 9999999999`},
 		{"scale-down-utilization-threshold=2,expander=cheapest", `--expander: unknown expander "cheapest"`},
+		{"consolidation-min-savings-per-pod=-0.01", `--consolidation-min-savings-per-pod: must be at least 0 and at most 1000, got -0.01`},
 	} {
 		s, err := autoscalerflags.ParseSettings(tc.settings)
 		if err == nil {

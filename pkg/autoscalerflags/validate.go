@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 )
 
@@ -84,6 +85,10 @@ func (f *Flags) Validate() error {
 	if !(c.MinSavings >= 0 && c.MinSavings < 1) {
 		v.add("consolidation-min-savings", "must be at least 0 and below 1, got %s", strconv.FormatFloat(c.MinSavings, 'g', -1, 64))
 	}
+	if !(c.MinSavingsPerPod >= 0 && c.MinSavingsPerPod <= consolidation.MaxSavingsPerPod) {
+		v.add("consolidation-min-savings-per-pod", "must be at least 0 and at most %d, got %s",
+			consolidation.MaxSavingsPerPod, strconv.FormatFloat(c.MinSavingsPerPod, 'g', -1, 64))
+	}
 	if c.MaxBatch < 1 {
 		v.add("consolidation-max-batch", "must be at least 1, got %d", c.MaxBatch)
 	}
@@ -97,10 +102,10 @@ func (f *Flags) Validate() error {
 func validateExpander(spec string) error {
 	for _, name := range strings.Split(spec, ",") {
 		name = strings.TrimSpace(name)
-		if contains(expander.Names, name) {
+		if contains(expander.Names(), name) {
 			continue
 		}
-		err := fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(expander.Names, ", "))
+		err := fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(expander.Names(), ", "))
 		if name != spec {
 			err = fmt.Errorf("%w, in %q", err, spec)
 		}

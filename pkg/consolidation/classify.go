@@ -10,7 +10,6 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 )
 
@@ -68,15 +67,11 @@ func (s *session) eligibility(st *nodeState, ready bool) (Reason, string) {
 		return ReasonBeingReplaced, "a replacement in flight drains this node once its new nodes are Ready"
 	case s.launched[name]:
 		return ReasonReplacementNode, "node was launched to replace others and waits for their pods"
-	case node.Annotations[disruption.AnnotationScaleDownDisabled] == "true":
-		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", disruption.AnnotationScaleDownDisabled)
-	case drain.DoNotDisrupt(node.Annotations) != "":
-		return ReasonDoNotDisrupt, fmt.Sprintf("node is annotated %s=true", drain.DoNotDisrupt(node.Annotations))
-	case st.group == nil && st.ni.Group == "":
-		return ReasonNotAutoscaled, "node belongs to no node group"
-	case st.group == nil:
-		return ReasonNotAutoscaled, fmt.Sprintf("node group %s is not managed by the autoscaler", st.ni.Group)
-	case !ready:
+	}
+	if why, msg := removal.Exempt(st.ni, st.group); why != "" {
+		return Reason(why), msg
+	}
+	if !ready {
 		return ReasonNotReady, "node is not Ready or has not advertised its GPUs yet; scale-down judges it"
 	}
 	g := s.room.group(st.group)
@@ -137,22 +132,11 @@ func (s *session) keepBlocked(i int32, b removal.Blocked) {
 // empties first and whole free GPUs gather on the others), then the dearer
 // first, then by name.
 func (s *session) rankCandidates() {
-	slices.SortFunc(s.cands, func(a, b int32) int {
-		x, y := &s.nodes[a], &s.nodes[b]
-		if x.empty != y.empty {
-			return boolFirst(x.empty)
-		}
-		if xs, ys := !x.since.IsZero(), !y.since.IsZero(); xs != ys {
-			return boolFirst(xs)
-		}
-		if c := cmp.Compare(x.util, y.util); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(y.price, x.price); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.name(), y.name())
-	})
+	for _, i := range s.cands {
+		st := &s.nodes[i]
+		st.rank = removal.Rank{Empty: st.empty, Before: !st.since.IsZero(), Util: st.util, Price: st.price, Name: st.name()}
+	}
+	slices.SortFunc(s.cands, func(a, b int32) int { return removal.CompareRanks(&s.nodes[a].rank, &s.nodes[b].rank) })
 }
 
 func boolFirst(first bool) int {

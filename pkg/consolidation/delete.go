@@ -14,7 +14,9 @@ import (
 // snapshot, do its pods fit on the remaining nodes? A deletion carried out
 // stays in the snapshot, so later candidates cannot count on the node and
 // do count its pods where they went; a deletion that must wait for
-// StableTime is undone, and so is a failed one.
+// StableTime is undone, and so is a failed one. A node whose deletion waits
+// keeps its pods in the simulation, where they really are, but takes no pods
+// of later moves.
 func (s *session) deletePass() {
 	for _, i := range s.cands {
 		st := &s.nodes[i]
@@ -36,6 +38,10 @@ func (s *session) tryDelete(i int32) {
 	nodes := []int32{i}
 	items, ds, ok := s.podsToMove(nodes)
 	if !ok {
+		return
+	}
+	if why := s.underpaid(st.price, len(items)); why != "" {
+		st.miss = why
 		return
 	}
 	mark := s.sim.Mark()
@@ -63,6 +69,11 @@ func (s *session) tryDelete(i int32) {
 	}
 	if ok, since := s.stable(nodes); !ok {
 		undo()
+		// The node is on its way out: no later move of this pass may put
+		// pods on it. They would move twice, and filling an empty node
+		// trades like for like, evicting pods for the saving its own
+		// deletion brings without them.
+		s.sim.SetGone(i, true)
 		s.wait(MoveDelete, nodes, since)
 		return
 	}
@@ -182,4 +193,16 @@ func (s *session) record(m Move, nodes []int32, items []removal.Item) {
 	}
 	s.room.take(s, nodes, m.Launch)
 	s.moves = append(s.moves, pm)
+}
+
+// underpaid returns why a move that saves saving an hour does not pay for
+// evicting n pods (MinSavingsPerPod), or "". Where prices are unknown
+// (zero) the saving cannot be weighed and only node counts are.
+func (s *session) underpaid(saving float64, n int) string {
+	need := s.opts.MinSavingsPerPod * float64(n)
+	if saving <= 0 || n == 0 || saving >= need-1e-9 {
+		return ""
+	}
+	return fmt.Sprintf("saves $%.2f/h for %d pods evicted, less than $%.2f/h a pod (--consolidation-min-savings-per-pod)",
+		saving, n, s.opts.MinSavingsPerPod)
 }

@@ -24,7 +24,8 @@
 //     the simulation scale-down uses). A deletion carried out stays in the
 //     snapshot, so later ones cannot count on the node and do count the
 //     moved pods; one that waits for StableTime is undone, so nothing else
-//     relies on it.
+//     relies on it, and its node takes no pods of later moves (they would
+//     move twice, or trade a full node for an identical empty one).
 //  3. One replacement: the best multi-node one among nodes of one kind
 //     (GPU type, or no GPU), else the first single node that a cheaper node
 //     can replace. Pods go to remaining nodes where they fit and to new
@@ -55,7 +56,11 @@
 //     on list prices that differ by a few percent between generations and
 //     zones. A fifth off the hourly price pays back a boot of several minutes
 //     within the hour; smaller gains are within the noise. Deletions always
-//     save a whole node and need no threshold.
+//     save a whole node and need no fraction.
+//   - MinSavingsPerPod 0.01: every move, deletions too, must save a cent an
+//     hour for each pod it evicts, the threshold proposed for Karpenter's
+//     consolidation: a restart costs the pod's owner what no price list
+//     shows, so many pods are not moved for a small node's price.
 //   - SpotReplacements off: replacing on-demand nodes by spot ones trades
 //     availability for price; that is a choice of policy a user makes, not one
 //     a price comparison should make for them.

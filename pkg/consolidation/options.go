@@ -27,6 +27,14 @@ type Options struct {
 	// the hourly price of the nodes a replacement removes that it must save.
 	// Deleting a node whose pods fit elsewhere always saves its price.
 	MinSavings float64
+	// MinSavingsPerPod (--consolidation-min-savings-per-pod, 0.01): the
+	// least hourly saving a move must bring for each pod it evicts, in the
+	// unit of the node groups' prices. A restart costs the pod's owner
+	// something the price list does not show, so a move that saves a little
+	// for many pods is not made. Karpenter's proposed default for the same
+	// rule, a cent an hour a pod; where the nodes' price is unknown only
+	// node counts are weighed.
+	MinSavingsPerPod float64
 	// SpotReplacements (--consolidation-spot-replacements, false): whether a
 	// replacement may come from a spot group when the nodes it replaces are
 	// not all spot. Moving steady work onto interruptible capacity is a
@@ -61,6 +69,10 @@ type Options struct {
 	Limits limits.Limits
 }
 
+// MaxSavingsPerPod bounds MinSavingsPerPod: a thousand an hour a pod
+// already forbids every move, and a finite bound keeps the products finite.
+const MaxSavingsPerPod = 1000
+
 // DefaultBudget is the budget DefaultOptions sets (Karpenter's default too);
 // with no budget at all, nothing limits how many nodes move at once.
 const DefaultBudget = "nodes=10%"
@@ -75,6 +87,7 @@ func DefaultOptions() Options {
 	return Options{
 		StableTime:                       10 * time.Minute,
 		MinSavings:                       0.2,
+		MinSavingsPerPod:                 0.01,
 		MaxBatch:                         100,
 		Budgets:                          []disruption.Budget{b},
 		Drain:                            drain.DefaultOptions(),
@@ -103,6 +116,9 @@ func (o *Options) Validate() error {
 	}
 	if !(o.MinSavings >= 0 && o.MinSavings < 1) { // also catches NaN
 		bad("MinSavings", "consolidation-min-savings", "must be at least 0 and below 1", o.MinSavings)
+	}
+	if !(o.MinSavingsPerPod >= 0 && o.MinSavingsPerPod <= MaxSavingsPerPod) { // also catches NaN and +Inf
+		bad("MinSavingsPerPod", "consolidation-min-savings-per-pod", fmt.Sprintf("must be at least 0 and at most %g", float64(MaxSavingsPerPod)), o.MinSavingsPerPod)
 	}
 	if o.MaxBatch < 1 {
 		bad("MaxBatch", "consolidation-max-batch", "must be at least 1", o.MaxBatch)

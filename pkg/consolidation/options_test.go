@@ -17,8 +17,9 @@ func TestValidate(t *testing.T) {
 	o.StableTime = -time.Second
 	o.MinSavings = 1
 	o.MaxBatch = 0
+	o.MinSavingsPerPod = -0.5
 	err := o.Validate()
-	for _, want := range []string{"StableTime (--consolidation-stable-time): must not be negative, got -1s",
+	for _, want := range []string{"MinSavingsPerPod (--consolidation-min-savings-per-pod): must be at least 0 and at most 1000, got -0.5", "StableTime (--consolidation-stable-time): must not be negative, got -1s",
 		"MinSavings (--consolidation-min-savings): must be at least 0 and below 1, got 1",
 		"MaxBatch (--consolidation-max-batch): must be at least 1, got 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -20,11 +20,10 @@ type Planner struct {
 	judge removal.Judge
 
 	// Working memory reused across passes.
-	sim    removal.Simulator
-	nodes  []nodeState
-	cands  []int32
-	items  []removal.Item
-	doomed []*snapshot.PodInfo
+	sim   removal.Simulator
+	nodes []nodeState
+	cands []int32
+	items []removal.Item
 }
 
 // NewPlanner validates opts and returns a Planner.
@@ -32,28 +31,28 @@ func NewPlanner(opts Options) (*Planner, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("consolidation planner: %w", err)
 	}
-	return &Planner{opts: opts, judge: removal.Judge{Rules: drain.Default(opts.Drain), WaitKeeps: true}}, nil
+	p := &Planner{opts: opts, judge: removal.Judge{Rules: drain.Default(opts.Drain), WaitKeeps: true}}
+	p.sim.Revisit = true
+	return p, nil
 }
 
 // Options returns the options the planner was built with.
 func (p *Planner) Options() Options { return p.opts }
 
 // Plan runs one pass. With consolidation disabled it returns an empty plan
-// (and the loop need not call it). The snapshot is forked on entry and
-// reverted on exit, so the caller gets it back unchanged.
+// (and the loop need not call it). The pass drops expendable pods and
+// simulates on a fork of the snapshot (removal.Simulator.Begin), reverted on
+// exit, so the caller gets it back unchanged.
 func (p *Planner) Plan(in Input) Plan {
 	if !p.opts.Enabled || in.Snapshot == nil {
 		return Plan{Now: in.Now}
 	}
 	s := p.newSession(in)
-	in.Snapshot.Fork()
+	p.sim.Begin(in.Snapshot, p.opts.Drain.ExpendablePodsPriorityCutoff)
 	defer func() {
-		_ = in.Snapshot.Revert() // the fork opened above is always there
+		p.sim.End()
 		p.release(s)
 	}()
-	s.dropExpendablePods()
-	s.sim.Start(in.Snapshot)
-	s.sim.Revisit = true
 	s.classifyNodes()
 	s.rankCandidates()
 	s.buildOrders()
@@ -128,6 +127,8 @@ type nodeState struct {
 	received bool
 	// judged is what the drain rules found on its pods at the start.
 	judged removal.Judged
+	// rank orders the candidates (rankCandidates).
+	rank removal.Rank
 	// since is when the node was first found consolidatable in an unbroken
 	// run of passes (zero when it was not in the last one).
 	since time.Time
@@ -171,14 +172,6 @@ func (p *Planner) release(s *session) {
 	p.nodes, p.cands = s.nodes, s.cands
 	clear(p.nodes[:cap(p.nodes)])
 	clear(p.items[:cap(p.items)])
-	clear(p.doomed[:cap(p.doomed)])
-	p.sim.Release()
-}
-
-// dropExpendablePods takes expendable pods out of the snapshot, as
-// scale-down does (removal.DropExpendable).
-func (s *session) dropExpendablePods() {
-	s.p.doomed = removal.DropExpendable(s.snap, s.opts.Drain.ExpendablePodsPriorityCutoff, s.p.doomed)
 }
 
 // keep records why node i stays.

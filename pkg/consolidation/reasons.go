@@ -24,7 +24,7 @@ const (
 	ReasonScaleDownDisabled = Reason(scaledown.ReasonScaleDownDisabled)
 	// ReasonDoNotDisrupt: the node is annotated gpuscale.dev/do-not-disrupt
 	// or karpenter.sh/do-not-disrupt "true".
-	ReasonDoNotDisrupt Reason = "DoNotDisruptAnnotation"
+	ReasonDoNotDisrupt = Reason(scaledown.ReasonDoNotDisrupt)
 	// ReasonNotAutoscaled: the node is in no node group of the snapshot.
 	ReasonNotAutoscaled = Reason(scaledown.ReasonNotAutoscaled)
 	// ReasonNotReady: the node is not Ready, or its GPUs are not advertised

@@ -264,7 +264,7 @@ func (s *session) tryReplace(nodes []int32) trial {
 			leftovers = append(leftovers, &items[k])
 		}
 	}
-	t.launch, t.after, t.why, t.ok = s.cheapestLaunch(nodes, t.before, leftovers)
+	t.launch, t.after, t.why, t.ok = s.cheapestLaunch(nodes, t.before, len(items), leftovers)
 	if t.ok {
 		if reason, msg := s.room.belowMinimum(s, gone, s.launchTotals(t.launch)); reason != "" {
 			t.ok, t.why = false, msg
@@ -315,14 +315,20 @@ func (s *session) launchTotals(l Launch) limits.Totals {
 }
 
 // cheapestLaunch finds the cheapest new nodes of one group that take every
-// leftover pod and save at least MinSavings of before, within the group's
-// maximum size and the cluster's maximums (old nodes still running). With
-// no leftover the nodes simply go. Where a price is unknown (zero), only
-// fewer nodes of the nodes' own single group count as cheaper.
-func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*removal.Item) (Launch, float64, string, bool) {
+// leftover pod and save at least MinSavings of before and MinSavingsPerPod
+// for each of the evicted pods, within the group's maximum size and the
+// cluster's maximums (old nodes still running). With no leftover the nodes
+// simply go, if that pays for the evictions. Where a price is unknown
+// (zero), only fewer nodes of the nodes' own single group count as cheaper.
+func (s *session) cheapestLaunch(nodes []int32, before float64, evicted int, leftovers []*removal.Item) (Launch, float64, string, bool) {
 	if len(leftovers) == 0 {
+		if why := s.underpaid(before, evicted); why != "" {
+			return Launch{}, 0, why, false
+		}
 		return Launch{}, 0, "", true
 	}
+	// ceiling is the most the new nodes may cost.
+	ceiling := min(before*(1-s.opts.MinSavings), before-s.opts.MinSavingsPerPod*float64(evicted))
 	classes := classesOf(leftovers)
 	allSpot, priced, own := true, before > 0, s.nodes[nodes[0]].groupID()
 	for _, i := range nodes {
@@ -344,9 +350,9 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*rem
 		case g.Spot && !allSpot && !s.opts.SpotReplacements:
 			continue
 		case priced && g.PricePerHour > 0:
-			// The most nodes that cost at most before less MinSavings, and
-			// strictly less than before.
-			most = int(math.Floor(before*(1-s.opts.MinSavings)/g.PricePerHour + 1e-9))
+			// The most nodes that cost at most the ceiling, and strictly
+			// less than before.
+			most = int(math.Floor(ceiling/g.PricePerHour + 1e-9))
 			if float64(most)*g.PricePerHour >= before-1e-9 {
 				most--
 			}
@@ -381,6 +387,10 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, leftovers []*rem
 	if best.Count == 0 {
 		why := fmt.Sprintf("no node group takes its %d pods for %.0f%% less than $%.2f/h (--consolidation-min-savings)",
 			len(leftovers), 100*s.opts.MinSavings, before)
+		if priced && s.opts.MinSavingsPerPod > 0 {
+			why += fmt.Sprintf(" and $%.2f/h less for each of the %d pods evicted (--consolidation-min-savings-per-pod)",
+				s.opts.MinSavingsPerPod, evicted)
+		}
 		if len(notes) > 0 {
 			why += " within the limits: " + strings.Join(dedupe(notes), ", ")
 		}

@@ -14,12 +14,12 @@ import (
 // PriorityConfigMap reads the priority expander's ConfigMap text from its
 // data, trying the upstream key first.
 func PriorityConfigMap(cm *v1.ConfigMap) (*expander.Priorities, error) {
-	for _, k := range expander.PriorityKeys {
+	for _, k := range expander.PriorityKeys() {
 		if text, ok := cm.Data[k]; ok {
 			return expander.ParsePriorities(text)
 		}
 	}
-	return nil, fmt.Errorf("ConfigMap %s/%s: no key %q", cm.Namespace, cm.Name, expander.PriorityKeys[0])
+	return nil, fmt.Errorf("ConfigMap %s/%s: no key %q", cm.Namespace, cm.Name, expander.PriorityKeys()[0])
 }
 
 // refreshPriorities reads the priority expander's ConfigMap again when the

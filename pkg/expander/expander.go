@@ -46,8 +46,10 @@ type Strategy interface {
 	BestOptions(options []Option) []Option
 }
 
-// Names lists the strategies in the order the flag help shows them.
-var Names = []string{"random", "most-pods", "least-waste", "least-nodes", "price", "priority"}
+// Names returns the strategies in the order the flag help shows them.
+func Names() []string {
+	return []string{"random", "most-pods", "least-waste", "least-nodes", "price", "priority"}
+}
 
 // Chain applies strategies in order and breaks the final tie at random.
 type Chain struct {
@@ -85,7 +87,7 @@ func NewChain(spec string, cfg Config) (*Chain, error) {
 			}
 			c.strategies = append(c.strategies, cfg.Priorities)
 		default:
-			return nil, fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(Names, ", "))
+			return nil, fmt.Errorf("--expander: unknown expander %q (known: %s)", name, strings.Join(Names(), ", "))
 		}
 	}
 	return c, nil

@@ -15,9 +15,9 @@ import (
 // autoscaler's namespace, under the key "priorities".
 const PriorityConfigMapName = "cluster-autoscaler-priority-expander"
 
-// PriorityKeys are the ConfigMap keys read, in order: the upstream key, and
-// the singular form some guides print.
-var PriorityKeys = []string{"priorities", "priority"}
+// PriorityKeys returns the ConfigMap keys read, in order: the upstream key,
+// and the singular form some guides print.
+func PriorityKeys() []string { return []string{"priorities", "priority"} }
 
 // Priorities map integers to regular expressions on node-group names; a
 // group takes the highest priority with an expression that matches in its

@@ -20,8 +20,8 @@ import (
 // Range is an inclusive [Min, Max] bound.
 type Range struct{ Min, Max int64 }
 
-// Unbounded is a Range that never binds.
-var Unbounded = Range{Min: 0, Max: math.MaxInt64}
+// Unbounded returns a Range that never binds.
+func Unbounded() Range { return Range{Min: 0, Max: math.MaxInt64} }
 
 // Limits are the cluster-wide bounds. The zero value binds nothing except
 // through its zero ranges, so start from Default().

@@ -16,8 +16,8 @@ import (
 
 func TestLocalAPIServices(t *testing.T) {
 	objs := LocalAPIServices("gpuscale-demo", 6443)
-	if len(objs) != 1+len(APIGroupVersions) {
-		t.Fatalf("got %d objects, want a Service and %d APIServices", len(objs), len(APIGroupVersions))
+	if len(objs) != 1+len(APIGroupVersions()) {
+		t.Fatalf("got %d objects, want a Service and %d APIServices", len(objs), len(APIGroupVersions()))
 	}
 	svc := objs[0]
 	if svc.GetKind() != "Service" || svc.GetNamespace() != "gpuscale-demo" || svc.GetName() != ServiceName {
@@ -29,7 +29,7 @@ func TestLocalAPIServices(t *testing.T) {
 	if typ != "ExternalName" || host != "localhost" || len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(6443) {
 		t.Errorf("service spec = %v, want ExternalName localhost port 6443", svc.Object["spec"])
 	}
-	for i, gv := range APIGroupVersions {
+	for i, gv := range APIGroupVersions() {
 		a := objs[i+1]
 		if a.GetKind() != "APIService" || a.GetName() != gv.Version+"."+gv.Group {
 			t.Errorf("object %d = %s %s, want APIService %s.%s", i+1, a.GetKind(), a.GetName(), gv.Version, gv.Group)

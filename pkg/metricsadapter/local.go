@@ -14,12 +14,14 @@ import (
 // ServiceName is the Service the APIServices point at.
 const ServiceName = "gpuscale-metrics-adapter"
 
-// APIGroupVersions are the group versions the adapter serves, in the order
-// LocalAPIServices returns them.
-var APIGroupVersions = []schema.GroupVersion{
-	{Group: "custom.metrics.k8s.io", Version: "v1beta1"},
-	{Group: "custom.metrics.k8s.io", Version: "v1beta2"},
-	{Group: "external.metrics.k8s.io", Version: "v1beta1"},
+// APIGroupVersions returns the group versions the adapter serves, in the
+// order LocalAPIServices returns them.
+func APIGroupVersions() []schema.GroupVersion {
+	return []schema.GroupVersion{
+		{Group: "custom.metrics.k8s.io", Version: "v1beta1"},
+		{Group: "custom.metrics.k8s.io", Version: "v1beta2"},
+		{Group: "external.metrics.k8s.io", Version: "v1beta1"},
+	}
 }
 
 var (
@@ -45,7 +47,7 @@ func LocalAPIServices(namespace string, port int) []*unstructured.Unstructured {
 		},
 	}}
 	out := []*unstructured.Unstructured{svc}
-	for _, gv := range APIGroupVersions {
+	for _, gv := range APIGroupVersions() {
 		out = append(out, apiService(gv, namespace, port))
 	}
 	return out

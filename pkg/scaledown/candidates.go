@@ -1,7 +1,6 @@
 package scaledown
 
 import (
-	"cmp"
 	"slices"
 
 	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
@@ -27,26 +26,11 @@ func (s *session) rankCandidates() {
 		kept = append(kept, i)
 	}
 	s.cands = kept
-	slices.SortFunc(s.cands, func(a, b int32) int {
-		x, y := &s.nodes[a], &s.nodes[b]
-		if x.empty != y.empty {
-			return boolFirst(x.empty)
-		}
-		if x.wasUnneeded != y.wasUnneeded {
-			return boolFirst(x.wasUnneeded)
-		}
-		if c := cmp.Compare(x.util.Value, y.util.Value); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.name(), y.name())
-	})
-}
-
-func boolFirst(first bool) int {
-	if first {
-		return -1
+	for _, i := range s.cands {
+		st := &s.nodes[i]
+		st.rank = rsim.Rank{Empty: st.empty, Before: st.wasUnneeded, Util: st.util.Value, Name: st.name()}
 	}
-	return 1
+	slices.SortFunc(s.cands, func(a, b int32) int { return rsim.CompareRanks(&s.nodes[a].rank, &s.nodes[b].rank) })
 }
 
 // drainVerdicts judges the pods of node i with the PodDisruptionBudgets as

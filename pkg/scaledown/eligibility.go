@@ -8,7 +8,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
-	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
+	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 )
 
 // classifyNodes looks at every node once: whether pods may move onto it,
@@ -50,18 +50,14 @@ func (s *session) classifyNodes() {
 // eligibility returns why a node cannot be removed whatever its pods, or "".
 // The order is the Cluster Autoscaler's.
 func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
-	node := st.ni.Node
 	switch {
 	case deleting:
 		return ReasonBeingDeleted, "node is being removed already"
-	case node.Annotations[disruption.AnnotationScaleDownDisabled] == "true":
-		return ReasonScaleDownDisabled, fmt.Sprintf("node is annotated %s=true", disruption.AnnotationScaleDownDisabled)
-	case drain.DoNotDisrupt(node.Annotations) != "":
-		return ReasonDoNotDisrupt, fmt.Sprintf("node is annotated %s=true", drain.DoNotDisrupt(node.Annotations))
-	case st.group == nil && st.ni.Group == "":
-		return ReasonNotAutoscaled, "node belongs to no node group"
-	case st.group == nil:
-		return ReasonNotAutoscaled, fmt.Sprintf("node group %s is not managed by the autoscaler", st.ni.Group)
+	}
+	if why, msg := rsim.Exempt(st.ni, st.group); why != "" {
+		return Reason(why), msg
+	}
+	switch {
 	case st.unready() && !s.opts.UnreadyEnabled:
 		return ReasonUnreadyDisabled, fmt.Sprintf("node is %s and --scale-down-unready-enabled=false", unreadyWord(st))
 	case s.in.Reserved[st.ni.Name()] != "":

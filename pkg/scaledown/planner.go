@@ -52,7 +52,6 @@ type Planner struct {
 	toMove []rsim.Item
 	sim    rsim.Simulator
 	names  []string
-	doomed []*snapshot.PodInfo
 }
 
 // NewPlanner validates opts and returns a Planner with no unneeded nodes.
@@ -81,13 +80,11 @@ func (p *Planner) Plan(in Input) Plan {
 		return Plan{Now: in.Now, MaxGracefulTermination: p.maxGrace()}
 	}
 	s := p.newSession(in)
-	in.Snapshot.Fork()
+	p.sim.Begin(in.Snapshot, p.opts.ExpendablePodsPriorityCutoff)
 	defer func() {
-		_ = in.Snapshot.Revert() // the fork opened above is always there
+		p.sim.End()
 		p.release(s)
 	}()
-	s.dropExpendablePods()
-	s.sim.Start(in.Snapshot)
 	s.classifyNodes()
 	s.rankCandidates()
 	s.buildDestinations()
@@ -155,6 +152,8 @@ type nodeState struct {
 	empty bool
 	// wasUnneeded: unneeded in the previous loop.
 	wasUnneeded bool
+	// rank orders the candidates (rankCandidates).
+	rank rsim.Rank
 	// judged is what the drain rules found on the node's pods when the
 	// loop started; judged.Waits is a pod annotated safe-to-evict
 	// "on-completion" still running here: the node may be unneeded but
@@ -206,19 +205,11 @@ func (p *Planner) release(s *session) {
 	p.nodes, p.cands, p.dests = s.nodes, s.cands, s.dests
 	clear(p.nodes[:cap(p.nodes)])
 	clear(p.toMove[:cap(p.toMove)])
-	clear(p.doomed[:cap(p.doomed)])
 	clear(p.names[:cap(p.names)])
-	p.sim.Release()
 }
 
 func (p *Planner) maxGrace() time.Duration {
 	return time.Duration(p.opts.MaxGracefulTerminationSec) * time.Second
-}
-
-// dropExpendablePods takes expendable pods out of the snapshot
-// (rsim.DropExpendable).
-func (s *session) dropExpendablePods() {
-	s.p.doomed = rsim.DropExpendable(s.snap, s.opts.ExpendablePodsPriorityCutoff, s.p.doomed)
 }
 
 // unneededNames lists the nodes the simulation removed.

@@ -1,6 +1,9 @@
 package scaledown
 
-import "github.com/gpuscale/gpuscale/pkg/status"
+import (
+	rsim "github.com/gpuscale/gpuscale/pkg/scaledown/removal"
+	"github.com/gpuscale/gpuscale/pkg/status"
+)
 
 // Reason is a stable code for why a node is not removed in this loop. Where
 // the Cluster Autoscaler names the same reason, the code is its name.
@@ -13,9 +16,9 @@ const (
 	ReasonBeingDeleted Reason = "CurrentlyBeingDeleted"
 	// ReasonScaleDownDisabled: the node is annotated
 	// cluster-autoscaler.kubernetes.io/scale-down-disabled=true.
-	ReasonScaleDownDisabled Reason = "ScaleDownDisabledAnnotation"
+	ReasonScaleDownDisabled = Reason(rsim.ExemptScaleDownDisabled)
 	// ReasonNotAutoscaled: the node is in no node group of the snapshot.
-	ReasonNotAutoscaled Reason = "NotAutoscaled"
+	ReasonNotAutoscaled = Reason(rsim.ExemptNotAutoscaled)
 	// ReasonUnreadyDisabled: the node is unready and UnreadyEnabled is off.
 	ReasonUnreadyDisabled Reason = "ScaleDownUnreadyDisabled"
 	// ReasonNotUnderutilized: utilization is at or above the threshold.
@@ -26,7 +29,7 @@ const (
 	// ReasonDoNotDisrupt: the node is annotated gpuscale.dev/do-not-disrupt
 	// or karpenter.sh/do-not-disrupt "true": no voluntary disruption takes
 	// it.
-	ReasonDoNotDisrupt Reason = "DoNotDisruptAnnotation"
+	ReasonDoNotDisrupt = Reason(rsim.ExemptDoNotDisrupt)
 )
 
 // Reasons found while simulating the removal.

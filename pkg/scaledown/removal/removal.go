@@ -37,6 +37,9 @@ type Simulator struct {
 	arena  podArena
 	moved  map[*snapshot.PodInfo]*Pod
 	hints  map[shape]*hint
+	// pass is the snapshot Begin forked; doomed the pods it dropped.
+	pass   *snapshot.Snapshot
+	doomed []*snapshot.PodInfo
 	// Revisit lets hints jump over the node FitsAlone skips (self), noting
 	// it to be checked first next time, instead of stopping at it. When
 	// every node may be self in turn (consolidation weighs them all), a
@@ -44,6 +47,28 @@ type Simulator struct {
 	// candidate; scale-down leaves it off, its candidates being few and at
 	// the end of its order.
 	Revisit bool
+}
+
+// Begin opens a planner's pass over snap: it forks snap (End reverts the
+// fork), takes the pods below the expendable priority cutoff out of it
+// (DropExpendable) and starts the simulation on what is left. Scale-down and
+// consolidation open and close every pass so.
+func (s *Simulator) Begin(snap *snapshot.Snapshot, cutoff int32) {
+	snap.Fork()
+	s.pass = snap
+	s.doomed = DropExpendable(snap, cutoff, s.doomed)
+	s.Start(snap)
+}
+
+// End closes the pass Begin opened: the snapshot is back as Begin found it
+// and the simulation lets go of it. The revert comes first, as the undo log
+// holds the moving pods that Release clears.
+func (s *Simulator) End() {
+	_ = s.pass.Revert() // the fork Begin opened is always there
+	s.pass = nil
+	clear(s.doomed[:cap(s.doomed)])
+	s.doomed = s.doomed[:0]
+	s.Release()
 }
 
 // Start begins a loop over snap: the nodes are numbered in snapshot order,

@@ -59,7 +59,7 @@ func (e *Engine) wake(at time.Time) time.Duration {
 	if at.IsZero() {
 		return never
 	}
-	tick := e.ceilTick(at.Sub(Epoch))
+	tick := e.ceilTick(at.Sub(Epoch()))
 	if tick <= e.now {
 		tick = e.now + e.opts.ScanInterval
 	}

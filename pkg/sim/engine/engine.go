@@ -37,8 +37,8 @@ const never = time.Duration(math.MaxInt64)
 // duration may run while Jobs still wait.
 const MaxOverrun = 7 * 24 * time.Hour
 
-// Epoch is virtual time zero.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// Epoch returns virtual time zero.
+func Epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Options configure one run.
 type Options struct {
@@ -294,7 +294,7 @@ func (e *Engine) ceilTick(t time.Duration) time.Duration {
 }
 
 // clock turns virtual time into the wall time the core sees.
-func clock(t time.Duration) time.Time { return Epoch.Add(t) }
+func clock(t time.Duration) time.Time { return Epoch().Add(t) }
 
 func (e *Engine) handle(ev *event) error {
 	switch ev.kind {

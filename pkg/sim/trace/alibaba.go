@@ -22,8 +22,10 @@ import (
 // constraint selects on it.
 const LabelGPUModel = "gpuscale.dev/gpu-model"
 
-// GPUTaint is put on GPU node groups; GPU pods tolerate it.
-var GPUTaint = v1.Taint{Key: gpu.ResourceName.String(), Value: "present", Effect: v1.TaintEffectNoSchedule}
+// gpuTaint is put on GPU node groups; GPU pods tolerate it.
+func gpuTaint() v1.Taint {
+	return v1.Taint{Key: gpu.ResourceName.String(), Value: "present", Effect: v1.TaintEffectNoSchedule}
+}
 
 var gpuToleration = v1.Toleration{Key: gpu.ResourceName.String(), Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}
 
@@ -123,7 +125,7 @@ func AlibabaNodeGroups(name string, r io.Reader, prices Prices) ([]scenario.Node
 		if s.gpus > 0 {
 			g.Capacity[gpu.ResourceName] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
 			g.Labels = map[string]string{LabelGPUModel: s.model}
-			g.Taints = []v1.Taint{GPUTaint}
+			g.Taints = []v1.Taint{gpuTaint()}
 		}
 		out = append(out, g)
 	}

@@ -127,7 +127,7 @@ func ensureTools(names []string, deadline time.Time, hasDeadline bool) (binDir, 
 // It skips the test as Tools does.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
-	binDir := Tools(t, localcluster.ClusterTools...)
+	binDir := Tools(t, localcluster.ClusterTools()...)
 	name := opts.Name
 	if name == "" {
 		name = t.Name()

@@ -121,8 +121,8 @@ func TestDemoQuick(t *testing.T) {
 	}
 	t.Logf("demo output:\n%s", out.String())
 
-	if !slices.Equal(stepsSeen, demo.Steps) {
-		t.Errorf("steps %v, want %v", stepsSeen, demo.Steps)
+	if !slices.Equal(stepsSeen, demo.Steps()) {
+		t.Errorf("steps %v, want %v", stepsSeen, demo.Steps())
 	}
 	seen, most := nodes.record()
 	if len(seen) != 2 || most != 2 {

@@ -35,9 +35,9 @@ func run(m *testing.M) int {
 		return m.Run() // every test skips
 	}
 	ctx := context.Background()
-	bin, built, err := localcluster.CheckTools(ctx, localcluster.ClusterTools...)
+	bin, built, err := localcluster.CheckTools(ctx, localcluster.ClusterTools()...)
 	if err == nil && !built {
-		bin, err = localcluster.EnsureTools(ctx, os.Stderr, localcluster.ClusterTools...)
+		bin, err = localcluster.EnsureTools(ctx, os.Stderr, localcluster.ClusterTools()...)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fault suite: control-plane tools: %v\n", err)

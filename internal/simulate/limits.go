@@ -1,4 +1,4 @@
-package app
+package simulate
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -53,7 +52,7 @@ func (l simulateLimits) memoryBytes() uint64 {
 
 // validateSimulateFlags refuses values the loaders would otherwise take for
 // their defaults or misread, naming the flag and the value.
-func validateSimulateFlags(f *simulateFlags) error {
+func validateSimulateFlags(f *Options) error {
 	var errs []error
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: "+format, append([]any{flag}, args...)...))
@@ -85,8 +84,8 @@ func validateSimulateFlags(f *simulateFlags) error {
 
 // simulationContext ends on SIGINT or SIGTERM, so that a run stops and
 // reports what it measured so far.
-func simulationContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+func simulationContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 }
 
 // untilDone runs f and waits for it or for ctx, whichever ends first. Code
