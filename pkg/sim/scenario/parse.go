@@ -112,6 +112,9 @@ func (s *Scenario) SetDefaults() {
 		if d := w.Deployment; d != nil && d.Load != nil && d.Load.Interpolation == "" {
 			d.Load.Interpolation = "step"
 		}
+		if d := w.Deployment; d != nil && d.Serving != nil && d.Serving.SLO.Duration == 0 {
+			d.Serving.SLO.Duration = DefaultServingSLO
+		}
 	}
 }
 
@@ -325,31 +328,18 @@ func (d *Deployment) validate(path string) []error {
 	if d.ReadyAfter.Duration < 0 {
 		bad("readyAfter", "must not be negative, got %s", d.ReadyAfter.Duration)
 	}
-	if h := d.HPA; h != nil {
-		if h.MinReplicas != nil && *h.MinReplicas < 1 {
-			bad("hpa.minReplicas", "must be at least 1, got %d", *h.MinReplicas)
+	if d.HPA != nil {
+		errs = append(errs, d.validateHPA(path+".hpa", d.HPA)...)
+		if d.Load == nil && d.Serving == nil {
+			bad("load", "an HPA needs a load curve or serving to read")
 		}
-		if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
-			bad("hpa.maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
-		} else if h.MaxReplicas > MaxReplicas {
-			bad("hpa.maxReplicas", "must be at most %d (the simulator holds every pod in memory), got %d", MaxReplicas, h.MaxReplicas)
-		}
-		if len(h.Metrics) == 0 {
-			bad("hpa.metrics", "at least one metric is needed")
-		}
-		for i, m := range h.Metrics {
-			if m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil {
-				bad(fmt.Sprintf("hpa.metrics[%d].type", i), "the simulator serves Pods metrics, got %q", m.Type)
-				continue
-			}
-			t := m.Pods.Target
-			if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
-				bad(fmt.Sprintf("hpa.metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
-			}
-		}
-		if d.Load == nil {
-			bad("load", "an HPA needs a load curve to read")
-		}
+	}
+	if d.Serving != nil {
+		errs = append(errs, d.Serving.validate(path+".serving", d)...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Policies)) {
+		h := d.Policies[name]
+		errs = append(errs, d.validateHPA(path+".policies."+name, &h)...)
 	}
 	if l := d.Load; l != nil {
 		if l.CapacityPerPod <= 0 {
@@ -369,6 +359,39 @@ func (d *Deployment) validate(path string) []error {
 				bad(fmt.Sprintf("load.points[%d].value", i), "must not be negative, got %g", p.Value)
 			}
 		}
+	}
+	return errs
+}
+
+// validateHPA checks an HPA spec of d (its hpa, or one of its policies).
+func (d *Deployment) validateHPA(path string, h *autoscalingv2.HorizontalPodAutoscalerSpec) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
+	}
+	if h.MinReplicas != nil && *h.MinReplicas < 1 {
+		bad("minReplicas", "must be at least 1, got %d", *h.MinReplicas)
+	}
+	if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
+		bad("maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
+	} else if h.MaxReplicas > MaxReplicas {
+		bad("maxReplicas", "must be at most %d (the simulator holds every pod in memory), got %d", MaxReplicas, h.MaxReplicas)
+	}
+	if len(h.Metrics) == 0 {
+		bad("metrics", "at least one metric is needed")
+	}
+	for i, m := range h.Metrics {
+		if m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil {
+			bad(fmt.Sprintf("metrics[%d].type", i), "the simulator serves Pods metrics, got %q", m.Type)
+			continue
+		}
+		t := m.Pods.Target
+		if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
+			bad(fmt.Sprintf("metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+		}
+	}
+	if d.Serving != nil {
+		errs = append(errs, servingMetrics(path, h)...)
 	}
 	return errs
 }

@@ -186,6 +186,12 @@ type Deployment struct {
 	// utilization.
 	HPA  *autoscalingv2.HorizontalPodAutoscalerSpec `json:"hpa,omitempty"`
 	Load *LoadCurve                                 `json:"load,omitempty"`
+	// Policies are other HPA specs by name; `gpuscale simulate --compare
+	// policy=NAME` runs with the one named in place of HPA.
+	Policies map[string]autoscalingv2.HorizontalPodAutoscalerSpec `json:"policies,omitempty"`
+	// Serving makes the Deployment an LLM inference server that serves
+	// requests; its HPA reads the serving metrics instead of a load curve.
+	Serving *Serving `json:"serving,omitempty"`
 }
 
 // LoadCurve is the offered load over time. Each Ready pod takes an equal

@@ -1,0 +1,114 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/sim/serving"
+)
+
+// Serving makes a Deployment an LLM inference server: its Ready pods serve
+// requests with the calibrated profile of Model on GPU (docs/inference.md).
+// A replica starts serving ReadyAfter after it is bound (the model load),
+// so the start-up of a replica on a new node is provisioningDelay (boot) +
+// devicePluginDelay + readyAfter.
+type Serving struct {
+	// GPU and Model name a calibrated profile ("H100", "8B").
+	GPU   string `json:"gpu"`
+	Model string `json:"model"`
+	// SLO is the objective on time to first token (default 2s).
+	SLO metav1.Duration `json:"slo,omitempty"`
+	// Requests arrive over the run; `gpuscale simulate --requests`
+	// replaces them with a trace.
+	Requests []ServingRequest `json:"requests,omitempty"`
+}
+
+// ServingRequest is one request: its arrival and its token counts.
+type ServingRequest struct {
+	At     metav1.Duration `json:"at"`
+	Input  int64           `json:"input"`
+	Output int64           `json:"output"`
+}
+
+// DefaultServingSLO is the time-to-first-token objective when none is set.
+const DefaultServingSLO = 2 * time.Second
+
+// The metrics a serving pod reports to its HPA, by the names of the
+// servers that export them.
+const (
+	// QueueDepthMetric is the requests a pod holds without a first token
+	// (vLLM's vllm:num_requests_waiting, plus the prompt being prefilled).
+	QueueDepthMetric = "queue_depth"
+	// GPUUtilizationMetric is the percent of the last sync period during
+	// which the pod's GPU prefilled or decoded (DCGM's GPU utilization).
+	GPUUtilizationMetric = "gpu_utilization"
+)
+
+// Profile is the calibrated replica profile.
+func (s *Serving) Profile() (serving.Profile, error) { return serving.Lookup(s.GPU, s.Model) }
+
+// ServingRequests are the requests as the serving model takes them.
+func (s *Serving) ServingRequests() []serving.Request {
+	out := make([]serving.Request, len(s.Requests))
+	for i, r := range s.Requests {
+		out[i] = serving.Request{At: r.At.Seconds(), InputTokens: r.Input, OutputTokens: r.Output}
+	}
+	return out
+}
+
+// RequestsFrom turns requests read from a trace into the scenario's form.
+func RequestsFrom(reqs []serving.Request) []ServingRequest {
+	out := make([]ServingRequest, len(reqs))
+	for i, r := range reqs {
+		out[i] = ServingRequest{At: metav1.Duration{Duration: time.Duration(r.At * float64(time.Second))}, Input: r.InputTokens, Output: r.OutputTokens}
+	}
+	return out
+}
+
+func (s *Serving) validate(path string, d *Deployment) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
+	}
+	if _, err := s.Profile(); err != nil {
+		bad("model", "%v", err)
+	}
+	if s.SLO.Duration < 0 {
+		bad("slo", "must not be negative, got %s", s.SLO.Duration)
+	}
+	if d.Load != nil {
+		bad("load", "a serving Deployment's load is its requests, not a curve")
+	}
+	for i, r := range s.Requests {
+		switch {
+		case r.At.Duration < 0:
+			bad(fmt.Sprintf("requests[%d].at", i), "must not be negative, got %s", r.At.Duration)
+		case i > 0 && r.At.Duration < s.Requests[i-1].At.Duration:
+			bad(fmt.Sprintf("requests[%d].at", i), "must not go back in time, got %s after %s", r.At.Duration, s.Requests[i-1].At.Duration)
+		}
+		if r.Input < 0 || r.Output < 0 {
+			bad(fmt.Sprintf("requests[%d]", i), "token counts must not be negative, got input %d, output %d", r.Input, r.Output)
+		}
+	}
+	return errs
+}
+
+// servingMetrics checks that an HPA of a serving Deployment reads what its
+// pods report.
+func servingMetrics(path string, h *autoscalingv2.HorizontalPodAutoscalerSpec) []error {
+	var errs []error
+	if len(h.Metrics) > 1 {
+		errs = append(errs, fmt.Errorf("%s.metrics: a serving Deployment's HPA reads one metric, got %d", path, len(h.Metrics)))
+	}
+	for i, m := range h.Metrics {
+		if m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil &&
+			m.Pods.Metric.Name != QueueDepthMetric && m.Pods.Metric.Name != GPUUtilizationMetric {
+			errs = append(errs, fmt.Errorf("%s.metrics[%d].pods.metric.name: a serving pod reports %s or %s, got %q",
+				path, i, QueueDepthMetric, GPUUtilizationMetric, m.Pods.Metric.Name))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,73 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+const servingScenario = `
+name: s
+duration: 10m
+nodeGroups:
+- name: h100
+  maxSize: 3
+  pricePerHour: 4
+  capacity: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "1"}
+workloads:
+- name: llm
+  pod: {requests: {cpu: "1", nvidia.com/gpu: "1"}}
+  deployment:
+    replicas: 1
+    readyAfter: 30s
+    serving:
+      gpu: H100
+      model: 8B
+      requests: [{at: 0s, input: 100, output: 10}, {at: 1s, input: 200, output: 20}]
+    hpa:
+      maxReplicas: 3
+      metrics: [{type: Pods, pods: {metric: {name: queue_depth}, target: {type: AverageValue, averageValue: "4"}}}]
+    policies:
+      gpu-utilization:
+        maxReplicas: 3
+        metrics: [{type: Pods, pods: {metric: {name: gpu_utilization}, target: {type: AverageValue, averageValue: "60"}}}]
+`
+
+func TestServingScenarioParses(t *testing.T) {
+	s, err := Parse([]byte(servingScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := s.Workloads[0].Deployment.Serving
+	if sv.SLO.Duration != DefaultServingSLO {
+		t.Errorf("slo %s, want the default %s", sv.SLO.Duration, DefaultServingSLO)
+	}
+	reqs := sv.ServingRequests()
+	if len(reqs) != 2 || reqs[1].At != 1 || reqs[1].InputTokens != 200 || reqs[1].OutputTokens != 20 {
+		t.Errorf("requests %+v", reqs)
+	}
+	if back := RequestsFrom(reqs); back[1] != sv.Requests[1] {
+		t.Errorf("round trip %+v, want %+v", back[1], sv.Requests[1])
+	}
+}
+
+// Every mistake in a serving Deployment names its field and value.
+func TestServingScenarioNamesTheField(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"model: 8B", "model: 9B", `workloads[0].deployment.serving.model: serving model "9B": not calibrated`},
+		{"{at: 1s, input: 200", "{at: -1s, input: 200", "workloads[0].deployment.serving.requests[1].at: must not be negative, got -1s"},
+		{"{at: 0s, input: 100", "{at: 5s, input: 100", "workloads[0].deployment.serving.requests[1].at: must not go back in time, got 1s after 5s"},
+		{"output: 20}", "output: -20}", "workloads[0].deployment.serving.requests[1]: token counts must not be negative, got input 200, output -20"},
+		{"name: queue_depth", "name: vllm_waiting", `workloads[0].deployment.hpa.metrics[0].pods.metric.name: a serving pod reports queue_depth or gpu_utilization, got "vllm_waiting"`},
+		{"name: gpu_utilization", "name: duty", `workloads[0].deployment.policies.gpu-utilization.metrics[0].pods.metric.name: a serving pod reports`},
+		{"    serving:\n", "    load: {capacityPerPod: 1, points: [{at: 0s, value: 1}]}\n    serving:\n", "workloads[0].deployment.serving.load: a serving Deployment's load is its requests, not a curve"},
+	} {
+		in := strings.Replace(servingScenario, c.from, c.to, 1)
+		if in == servingScenario {
+			t.Fatalf("%q not in the scenario", c.from)
+		}
+		_, err := Parse([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s -> %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+}
