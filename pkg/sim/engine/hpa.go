@@ -65,7 +65,9 @@ func (h *hpaModel) Sync(now time.Time, replicas int32, pods []*v1.Pod, metric ma
 // and see the same input as the last one.
 func (e *Engine) syncHPA(w *workloadState) error {
 	v := &w.view
-	same := v.built && v.version == w.version && e.now < v.nextReady && e.utilFor(w, v.ready) == v.util
+	// A serving Deployment's metrics move with every request: no sync is
+	// skipped.
+	same := w.serving == nil && v.built && v.version == w.version && e.now < v.nextReady && e.utilFor(w, v.ready) == v.util
 	if same && w.steady && !e.opts.EveryLoop {
 		w.skipped, w.skippedAt = true, e.now
 		return nil
@@ -78,6 +80,9 @@ func (e *Engine) syncHPA(w *workloadState) error {
 		w.skipped = false
 	}
 	pods, metric := e.view(w)
+	if w.serving != nil {
+		e.servingMetrics(w, metric)
+	}
 	n, steady, err := w.hpa.Sync(clock(e.now), int32(w.desired), pods, metric)
 	if err != nil {
 		return err
@@ -91,7 +96,7 @@ func (e *Engine) syncHPA(w *workloadState) error {
 
 // utilFor is the value each of ready Ready pods reports at now.
 func (e *Engine) utilFor(w *workloadState, ready int) int64 {
-	if ready == 0 {
+	if ready == 0 || w.serving != nil {
 		return 0
 	}
 	l := w.cfg.Deployment.Load

@@ -63,6 +63,8 @@ type Result struct {
 	// Interruptions are what the cloud's interruptions cost.
 	Interruptions InterruptionResult
 	Series        Series
+	// Serving measures each serving Deployment, in scenario order.
+	Serving []ServingResult
 	// Demand is the demand the lower bound packs: Jobs from submission for
 	// their duration, Deployments at the replicas their HPA asked for.
 	Demand []bound.Change
@@ -300,6 +302,7 @@ func (e *Engine) result() *Result {
 	for _, w := range e.workloads {
 		res.HPAChanges += w.changes
 	}
+	res.Serving = e.servingResults()
 	res.Demand = append([]bound.Change(nil), r.demandList...)
 	res.PodDemand = append([]bound.PodChange(nil), r.podDemand...)
 	return res

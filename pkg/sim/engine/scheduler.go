@@ -92,6 +92,9 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 		return err
 	}
 	p.node, p.boundAt = node.Name(), e.now
+	if err := e.servingBound(p); err != nil {
+		return err
+	}
 	p.w.version++
 	p.waited = true
 	e.rec.dequeued(p, e.now)

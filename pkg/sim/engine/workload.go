@@ -31,7 +31,9 @@ type workloadState struct {
 	desired  int
 	hpa      PodAutoscaler
 	changes  int
-	view     hpaView
+	// serving is the fleet of a serving Deployment (nil otherwise).
+	serving *servingState
+	view    hpaView
 	// steady: the last HPA sync proposed the current replicas; skipped
 	// and skippedAt: syncs were skipped since, the last at skippedAt.
 	steady    bool
@@ -81,6 +83,13 @@ func (e *Engine) initWorkloads() error {
 		w.gpus = gpu.Requested(&w.req)
 		e.workloads = append(e.workloads, w)
 		if d := cfg.Deployment; d != nil {
+			if d.Serving != nil {
+				s, err := newServingState(d.Serving)
+				if err != nil {
+					return servingError(i, err)
+				}
+				w.serving = s
+			}
 			if d.HPA != nil {
 				h, err := e.opts.NewPodAutoscaler(*d.HPA)
 				if err != nil {
@@ -196,6 +205,9 @@ func (e *Engine) finish(p *simPod) error {
 // unbind takes a pod off its node.
 func (e *Engine) unbind(p *simPod) error {
 	if err := e.snap.RemovePod(p.pi.Pod.Namespace, p.pi.Pod.Name); err != nil {
+		return err
+	}
+	if err := e.servingUnbound(p); err != nil {
 		return err
 	}
 	p.pi.Pod.Spec.NodeName = ""

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gpuscale/gpuscale/pkg/hpa"
+	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/sim/serving"
+)
+
+// ServingResult is what a serving Deployment's users felt and what its
+// replicas cost (docs/inference.md).
+type ServingResult struct {
+	Workload string
+	GPU      string
+	Model    string
+	serving.Summary
+	// WorkGPUHours is the GPU time the requests need at the calibrated
+	// throughput: no policy serves them with less.
+	WorkGPUHours float64
+}
+
+// servingState is a serving Deployment's fleet and what its HPA last read.
+type servingState struct {
+	fleet *serving.Fleet
+	cfg   *scenario.Serving
+	// busy and busyAt are each pod's busy seconds at the last HPA sync
+	// and when that was: a GPU-utilization sample is the growth since.
+	busy   map[string]float64
+	busyAt map[string]float64
+}
+
+func newServingState(cfg *scenario.Serving) (*servingState, error) {
+	p, err := cfg.Profile()
+	if err != nil {
+		return nil, err
+	}
+	f, err := serving.NewFleet(p, cfg.ServingRequests())
+	if err != nil {
+		return nil, err
+	}
+	return &servingState{fleet: f, cfg: cfg, busy: map[string]float64{}, busyAt: map[string]float64{}}, nil
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// servingBound starts a replica when its pod is bound: it takes the GPUs
+// now and serves once Ready (the model loaded, readyAfter later).
+func (e *Engine) servingBound(p *simPod) error {
+	s := p.w.serving
+	if s == nil {
+		return nil
+	}
+	s.fleet.Advance(seconds(e.now))
+	name := p.pi.Pod.Name
+	s.busy[name], s.busyAt[name] = 0, seconds(e.now+p.w.cfg.Deployment.ReadyAfter.Duration)
+	return s.fleet.Add(name, seconds(e.now+p.w.cfg.Deployment.ReadyAfter.Duration))
+}
+
+// servingUnbound drains the replica of a pod taken off its node.
+func (e *Engine) servingUnbound(p *simPod) error {
+	s := p.w.serving
+	if s == nil {
+		return nil
+	}
+	s.fleet.Advance(seconds(e.now))
+	delete(s.busy, p.pi.Pod.Name)
+	delete(s.busyAt, p.pi.Pod.Name)
+	return s.fleet.Remove(p.pi.Pod.Name)
+}
+
+// servingMetrics is what each Ready pod of a serving Deployment reports
+// now, in milli-units: its requests without a first token (those held at
+// the router shared among the Ready pods) or the percent of the time since
+// the last sync its GPU was busy.
+func (e *Engine) servingMetrics(w *workloadState, metric map[string]hpa.PodMetric) {
+	s := w.serving
+	now := seconds(e.now)
+	s.fleet.Advance(now)
+	states := s.fleet.Replicas()
+	ready := 0
+	for _, st := range states {
+		if st.Ready {
+			ready++
+		}
+	}
+	name := scenario.QueueDepthMetric
+	if h := w.cfg.Deployment.HPA; h != nil && len(h.Metrics) > 0 && h.Metrics[0].Pods != nil {
+		name = h.Metrics[0].Pods.Metric.Name
+	}
+	held := float64(s.fleet.Held())
+	for _, st := range states {
+		if !st.Ready {
+			continue
+		}
+		if _, ok := metric[st.Name]; !ok {
+			continue // the HPA does not see it Ready yet
+		}
+		var v float64
+		switch name {
+		case scenario.GPUUtilizationMetric:
+			if span := now - s.busyAt[st.Name]; span > 0 {
+				v = math.Min(100, 100*(st.BusySeconds-s.busy[st.Name])/span)
+			}
+			s.busy[st.Name], s.busyAt[st.Name] = st.BusySeconds, now
+		default:
+			v = float64(st.Waiting) + held/float64(ready)
+		}
+		metric[st.Name] = hpa.PodMetric{Value: int64(math.Round(v * 1000))}
+	}
+}
+
+// servingResults measure every serving Deployment at the end of the run.
+func (e *Engine) servingResults() []ServingResult {
+	var out []ServingResult
+	for _, w := range e.workloads {
+		s := w.serving
+		if s == nil {
+			continue
+		}
+		s.fleet.Advance(seconds(e.end))
+		p := s.fleet.Profile()
+		out = append(out, ServingResult{
+			Workload: w.key, GPU: p.GPU, Model: p.Model,
+			Summary:      s.fleet.Summarize(s.cfg.SLO.Seconds()),
+			WorkGPUHours: serving.WorkGPUSeconds(p, arrivedBy(s.cfg.ServingRequests(), seconds(e.end))) / 3600,
+		})
+	}
+	return out
+}
+
+// arrivedBy are the requests that arrive by t.
+func arrivedBy(reqs []serving.Request, t float64) []serving.Request {
+	n := 0
+	for n < len(reqs) && reqs[n].At <= t {
+		n++
+	}
+	return reqs[:n]
+}
+
+func servingError(i int, err error) error {
+	return fmt.Errorf("workloads[%d].deployment.serving: %w", i, err)
+}
