@@ -107,6 +107,12 @@ type Series struct {
 	Replicas    [][]int
 	// Cost is the cost so far.
 	Cost []float64
+	// Serving names the serving Deployments, the columns of Waiting
+	// (requests without a first token, at the router or a replica) and
+	// Serving Ready (replicas serving).
+	Serving      []string
+	Waiting      [][]int
+	ServingReady [][]int
 }
 
 // WaitPercentile returns the p-th percentile (0..100) of Waits, nearest rank.
@@ -163,6 +169,9 @@ func (r *recorder) init(e *Engine) {
 	for _, w := range e.workloads {
 		if w.cfg.Deployment != nil {
 			r.series.Deployments = append(r.series.Deployments, w.key)
+		}
+		if w.serving != nil {
+			r.series.Serving = append(r.series.Serving, w.key)
 		}
 	}
 }
@@ -258,6 +267,10 @@ func (r *recorder) sample(e *Engine) {
 		}
 	}
 	s.Replicas = append(s.Replicas, reps)
+	if len(s.Serving) > 0 {
+		waiting, ready := e.servingSample()
+		s.Waiting, s.ServingReady = append(s.Waiting, waiting), append(s.ServingReady, ready)
+	}
 	s.Cost = append(s.Cost, e.cost())
 }
 

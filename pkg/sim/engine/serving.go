@@ -112,6 +112,27 @@ func (e *Engine) servingMetrics(w *workloadState, metric map[string]hpa.PodMetri
 	}
 }
 
+// servingSample counts, for each serving Deployment, its requests without
+// a first token and its replicas serving.
+func (e *Engine) servingSample() (waiting, ready []int) {
+	for _, w := range e.workloads {
+		s := w.serving
+		if s == nil {
+			continue
+		}
+		s.fleet.Advance(seconds(e.now))
+		n, r := s.fleet.Held(), 0
+		for _, st := range s.fleet.Replicas() {
+			n += st.Waiting
+			if st.Ready {
+				r++
+			}
+		}
+		waiting, ready = append(waiting, n), append(ready, r)
+	}
+	return waiting, ready
+}
+
 // servingResults measure every serving Deployment at the end of the run.
 func (e *Engine) servingResults() []ServingResult {
 	var out []ServingResult

@@ -79,6 +79,14 @@ func TestServingScalesOnQueueDepth(t *testing.T) {
 	if s.Served != s.Requests || math.IsInf(s.TTFTP99, 1) {
 		t.Errorf("summary %+v: want every request served", s.Summary)
 	}
+	// The series shows the queue the HPA read and the replicas serving.
+	peakWaiting, peakReady := 0, 0
+	for i := range res.Series.Times {
+		peakWaiting, peakReady = max(peakWaiting, res.Series.Waiting[i][0]), max(peakReady, res.Series.ServingReady[i][0])
+	}
+	if len(res.Series.Serving) != 1 || peakWaiting < 2 || peakReady < 2 {
+		t.Errorf("series %v: peak %d waiting, %d serving; want a queue and a second replica", res.Series.Serving, peakWaiting, peakReady)
+	}
 }
 
 // burst is 400 requests a second apart from 60s, each long enough to

@@ -11,7 +11,9 @@ import (
 
 // WriteCSV writes a result's time series: one row per sample with the time
 // in seconds, the billed nodes of each group, pending pods, GPUs allocated
-// and provisioned, each Deployment's replicas and the cost so far.
+// and provisioned, each Deployment's replicas, each serving Deployment's
+// requests waiting for a first token and replicas serving, and the cost
+// so far.
 func WriteCSV(w io.Writer, res *engine.Result) error {
 	s := &res.Series
 	cw := csv.NewWriter(w)
@@ -22,6 +24,9 @@ func WriteCSV(w io.Writer, res *engine.Result) error {
 	header = append(header, "pending_pods", "gpus_allocated", "gpus_provisioned")
 	for _, d := range s.Deployments {
 		header = append(header, "replicas_"+d)
+	}
+	for _, d := range s.Serving {
+		header = append(header, "waiting_requests_"+d, "serving_replicas_"+d)
 	}
 	header = append(header, "cost_dollars")
 	if err := cw.Write(header); err != nil {
@@ -37,6 +42,9 @@ func WriteCSV(w io.Writer, res *engine.Result) error {
 			strconv.FormatInt(s.GPUsProvisioned[i], 10))
 		for _, r := range s.Replicas[i] {
 			row = append(row, strconv.Itoa(r))
+		}
+		for j := range s.Serving {
+			row = append(row, strconv.Itoa(s.Waiting[i][j]), strconv.Itoa(s.ServingReady[i][j]))
 		}
 		row = append(row, fmt.Sprintf("%.4f", s.Cost[i]))
 		if err := cw.Write(row); err != nil {

@@ -23,6 +23,7 @@ type page struct {
 	BoundKind                  string
 	Compare                    bool
 	Rows                       []summaryRow
+	Serving                    []servingRow
 	Verdict                    string
 	Notes                      []string
 	Charts                     []chartSpec
@@ -68,6 +69,7 @@ func newPage(runs []Run) (*page, error) {
 	for i, r := range runs {
 		p.Rows = append(p.Rows, newSummaryRow(r, i, p.Compare, i == cheapest))
 	}
+	p.Serving = servingTable(runs)
 	p.Verdict = verdict(runs, cheapest)
 	p.Notes = unservedNotes(runs)
 	return p, nil
@@ -205,6 +207,16 @@ tr.cheapest td { font-weight: 600; background: #eef7ee; }
 {{- end}}
 </tbody>
 </table>
+{{- if .Serving}}
+<table id="serving">
+<thead><tr><th>run</th><th>serving</th><th>time to first token p50 / p90 / p99</th><th>within SLO</th><th>GPU-hours (idle)</th><th>GPU-hours of work</th></tr></thead>
+<tbody>
+{{- range .Serving}}
+<tr><td>{{if .Color}}<span class="swatch" style="background: {{.Color}}"></span>{{end}}{{.Run}}</td><td>{{.Workload}}</td><td>{{.TTFT}}</td><td>{{.SLO}}</td><td>{{.GPUHours}}</td><td>{{.Work}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
 <p id="verdict">{{.Verdict}}</p>
 {{- range .Notes}}
 <p class="sub">{{.}}</p>

@@ -100,6 +100,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 			percent(r.Result.GPUHoursAllocated, r.Result.GPUHoursProvisioned))
 	})
 	row("GPU-hours demanded (bound)", func(r Run) string { return fmt.Sprintf("%.1f", r.Bound.GPUHours) })
+	servingRows(runs, row)
 	row("pending wait p50 / p90 / p99", func(r Run) string {
 		res := r.Result
 		return fmt.Sprintf("%s / %s / %s", formatDuration(res.WaitPercentile(50)), formatDuration(res.WaitPercentile(90)),

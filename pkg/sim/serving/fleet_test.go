@@ -14,7 +14,9 @@ func small() Profile {
 		DecodeTokensPerSecond: 10, BatchDecodeTokensPerSecond: 20, KVCacheTokens: 1000}
 }
 
-func req(at float64, in, out int64) Request { return Request{At: at, InputTokens: in, OutputTokens: out} }
+func req(at float64, in, out int64) Request {
+	return Request{At: at, InputTokens: in, OutputTokens: out}
+}
 
 // fleet builds a fleet of p serving requests with one replica ready at 0.
 func fleet(t *testing.T, p Profile, requests ...Request) *Fleet {
