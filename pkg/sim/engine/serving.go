@@ -44,6 +44,26 @@ func newServingState(cfg *scenario.Serving) (*servingState, error) {
 	return &servingState{fleet: f, cfg: cfg, busy: map[string]float64{}, busyAt: map[string]float64{}}, nil
 }
 
+// servingDemandBucket is the step of a serving Deployment's demand for
+// the lower bounds.
+const servingDemandBucket = time.Minute
+
+// servingDemand is what the lower bounds count for a serving Deployment:
+// the replicas its requests' work fills minute by minute
+// (serving.WorkReplicas), not the replicas an HPA asked for, which would
+// make any policy look close to the bound.
+func (e *Engine) servingDemand(w *workloadState) {
+	s := w.serving
+	steps := serving.WorkReplicas(s.fleet.Profile(), s.cfg.ServingRequests(), servingDemandBucket.Seconds())
+	prev := 0
+	for i, n := range append(steps, 0) { // back to 0 after the last
+		if n != prev {
+			e.rec.demandStep(time.Duration(i)*servingDemandBucket, w, n-prev)
+			prev = n
+		}
+	}
+}
+
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // servingBound starts a replica when its pod is bound: it takes the GPUs

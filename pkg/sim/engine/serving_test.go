@@ -76,6 +76,15 @@ func TestServingScalesOnQueueDepth(t *testing.T) {
 	if s.GPUHours <= 600.0/3600+1e-9 {
 		t.Errorf("%g GPU-hours: want more than one replica's %g", s.GPUHours, 600.0/3600)
 	}
+	// The bound's demand is the requests' work, not the replicas asked
+	// for: at most the work's GPU-hours, and more than nothing.
+	demanded := 0.0
+	for _, c := range res.PodDemand {
+		demanded -= float64(c.Delta) * c.At.Hours() // a step's area, replica-hours
+	}
+	if demanded <= 0 || demanded > s.WorkGPUHours+1e-9 {
+		t.Errorf("the bound counts %g replica-hours, want some and at most the work's %g", demanded, s.WorkGPUHours)
+	}
 	if s.Served != s.Requests || math.IsInf(s.TTFTP99, 1) {
 		t.Errorf("summary %+v: want every request served", s.Summary)
 	}

@@ -89,6 +89,7 @@ func (e *Engine) initWorkloads() error {
 					return servingError(i, err)
 				}
 				w.serving = s
+				e.servingDemand(w)
 			}
 			if d.HPA != nil {
 				h, err := e.opts.NewPodAutoscaler(*d.HPA)
@@ -258,7 +259,9 @@ func (e *Engine) evict(p *simPod) error {
 func (e *Engine) setReplicas(w *workloadState, n int) error {
 	if n != w.desired {
 		w.changes++
-		e.rec.demandStep(e.now, w, n-w.desired)
+		if w.serving == nil { // a serving Deployment's demand is its requests' work
+			e.rec.demandStep(e.now, w, n-w.desired)
+		}
 	}
 	w.desired = n
 	for len(w.replicas) < n {

@@ -234,3 +234,31 @@ func TestWorkGPUSeconds(t *testing.T) {
 		t.Errorf("work %g GPU-seconds, want 20", got)
 	}
 }
+
+// Work is spread in whole replicas, the rest carried forward: 150
+// replica-seconds of prefill in the first minute are 2 replicas then and
+// one more in the next minute with 0.5 minute of its own.
+func TestWorkReplicasCarriesTheRest(t *testing.T) {
+	p := small() // 1,000 prompt tokens/s: 1,000 tokens are 1 replica-second
+	reqs := []Request{req(0, 150_000, 0), req(70, 30_000, 0)}
+	got := WorkReplicas(p, reqs, 60)
+	// Minute 0: 150 s -> 2 replicas, 30 s left; minute 1: 30+30 = 60 -> 1.
+	if want := []int{2, 1}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("replicas per minute %v, want %v", got, want)
+	}
+	// What is left after the last minute, less than a replica's minute,
+	// is dropped.
+	if got := WorkReplicas(p, []Request{req(0, 200_000, 0)}, 60); len(got) != 1 || got[0] != 3 {
+		t.Errorf("a burst of 200 s: %v, want [3]", got)
+	}
+	if got := WorkReplicas(p, []Request{req(0, 100_000, 0), req(61, 1000, 0)}, 120); len(got) != 1 || got[0] != 0 {
+		t.Errorf("101 s in one 120 s bucket: %v, want [0]", got)
+	}
+	total := 0
+	for _, n := range WorkReplicas(p, []Request{req(0, 1_000_000, 0)}, 60) {
+		total += n
+	}
+	if total*60 > 1000 {
+		t.Errorf("%d replica-minutes for 1,000 replica-seconds: more than the work", total)
+	}
+}

@@ -127,3 +127,33 @@ func WorkGPUSeconds(p Profile, requests []Request) float64 {
 	}
 	return float64(p.GPUs) * math.Max(in/p.PrefillTokensPerSecond, out/p.BatchDecodeTokensPerSecond)
 }
+
+// WorkReplicas spreads the work of requests over buckets of bucket
+// seconds, in whole replicas: out[i] replicas from i x bucket. Each
+// bucket's prompt and output work (replica-seconds at the prefill and the
+// full-batch decode throughput) is added to what earlier buckets left; the
+// bucket takes the whole replicas the larger of the two fills, and the
+// rest carries to the next (work can wait, it cannot be done before it
+// arrives). What is left after the last bucket, less than one replica's
+// bucket, is dropped, so the total stays at most the work: a lower bound.
+func WorkReplicas(p Profile, requests []Request, bucket float64) []int {
+	if len(requests) == 0 || !(bucket > 0) {
+		return nil
+	}
+	n := int(requests[len(requests)-1].At/bucket) + 1
+	prefill, decode := make([]float64, n), make([]float64, n)
+	for _, q := range requests {
+		i := int(q.At / bucket)
+		prefill[i] += float64(q.InputTokens) / p.PrefillTokensPerSecond
+		decode[i] += float64(q.OutputTokens) / p.BatchDecodeTokensPerSecond
+	}
+	out := make([]int, 0, n)
+	carryP, carryD := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		carryP, carryD = carryP+prefill[i], carryD+decode[i]
+		k := int(math.Max(carryP, carryD) / bucket)
+		carryP, carryD = math.Max(0, carryP-float64(k)*bucket), math.Max(0, carryD-float64(k)*bucket)
+		out = append(out, k)
+	}
+	return out
+}
