@@ -23,6 +23,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/report"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
+	"github.com/gpuscale/gpuscale/pkg/sim/serving"
 	"github.com/gpuscale/gpuscale/pkg/sim/trace"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	azureMeasure                 string
 	azureBucket                  time.Duration
 	jobs, jobsColumns            string
+	requests, requestsFormat     string
+	requestsColumns              string
+	requestsWorkload             string
 	set                          string
 	compare                      []string
 	seed                         int64
@@ -71,6 +75,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.jobs, "jobs", "", "Jobs CSV to add to the scenario's workloads, mapped by --jobs-columns.")
 	fs.StringVar(&o.jobsColumns, "jobs-columns", "submit=submit,duration=duration,gpus=gpus,cpu=cpu,memory=memory",
 		"Column mapping of --jobs: submit=,duration= (or end=),gpus=,cpu=,memory=, and time-unit=s|ms|us, cpu-unit=cores|milli, memory-unit=bytes|KiB|MiB|GiB; gpus-per-node=K splits a job of more GPUs into ceil(G/K) pods that start together.")
+	fs.StringVar(&o.requests, "requests", "", "Request trace for a serving Deployment (docs/inference.md): its requests replace the scenario's.")
+	fs.StringVar(&o.requestsFormat, "requests-format", "mooncake", "Form of --requests: azure-llm (TIMESTAMP,ContextTokens,GeneratedTokens CSV), mooncake (timestamp ms,input_length,output_length JSONL), csv or jsonl with --requests-columns.")
+	fs.StringVar(&o.requestsColumns, "requests-columns", "", "Column mapping of --requests: time=,input=,output=, time-unit=s|ms|us (renames a preset's columns too).")
+	fs.StringVar(&o.requestsWorkload, "requests-workload", "", "The serving Deployment --requests feeds (default the first).")
 	fs.StringVar(&o.set, "set", "", "Autoscaler flags for every run, as cluster-autoscaler takes them (every decision flag): expander=price,scale-down-unneeded-time=5m.")
 	fs.StringArrayVar(&o.compare, "compare", nil, "An option set to run (same form as --set); repeat to compare several side by side.")
 	fs.Int64Var(&o.seed, "seed", 0, "Override the scenario's seed.")
@@ -139,7 +147,11 @@ func runSimulate(parent context.Context, f *Options, out, errOut io.Writer) erro
 		if len(f.compare) == 0 {
 			over = nil // --set alone: already the base
 		}
-		opts, err := engine.OptionsFor(s, base, over)
+		sc, runBase, over, err := withPolicy(s, base, over)
+		if err != nil {
+			return fmt.Errorf("option set %q: %w", spec, err)
+		}
+		opts, err := engine.OptionsFor(sc, runBase, over)
 		if err != nil {
 			return fmt.Errorf("option set %q: %w", spec, err)
 		}
@@ -167,7 +179,7 @@ func runSimulate(parent context.Context, f *Options, out, errOut io.Writer) erro
 		if ctx.Err() != nil {
 			reportCtx, reportStop = simulationContext(parent)
 		}
-		run, rerr := untilDone(reportCtx, func() (report.Run, error) { return report.NewRun(s, res) })
+		run, rerr := untilDone(reportCtx, func() (report.Run, error) { return report.NewRun(sc, res) })
 		reportStop()
 		if rerr != nil {
 			return fmt.Errorf("run %d (%s): computing its lower bound: %w", i+1, cmp.Or(res.Label, s.Name), rerr)
@@ -272,6 +284,21 @@ func addTraces(s *scenario.Scenario, f *Options) error {
 			return fmt.Errorf("--jobs: %w", err)
 		}
 	}
+	if f.requests != "" {
+		cols, err := trace.ParseRequestColumns(f.requestsFormat, f.requestsColumns)
+		if err != nil {
+			return fmt.Errorf("--requests-format, --requests-columns: %w", err)
+		}
+		if err := open(f.requests, func(name string, r io.Reader) error {
+			reqs, err := trace.Requests(name, r, cols)
+			if err != nil {
+				return err
+			}
+			return setRequests(s, f.requestsWorkload, reqs)
+		}); err != nil {
+			return fmt.Errorf("--requests: %w", err)
+		}
+	}
 	if f.azure != "" {
 		return open(f.azure, func(name string, r io.Reader) error {
 			points, err := trace.AzureLoad(name, r, trace.AzureOptions{Bucket: f.azureBucket, Measure: trace.AzureMeasure(f.azureMeasure),
@@ -283,6 +310,30 @@ func addTraces(s *scenario.Scenario, f *Options) error {
 		})
 	}
 	return nil
+}
+
+// setRequests replaces the requests of the named serving Deployment (or
+// the first) and makes the run last until 10 minutes after the last
+// request (with its startAt) when it would end sooner.
+func setRequests(s *scenario.Scenario, workload string, reqs []serving.Request) error {
+	var names []string
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.Deployment == nil || w.Deployment.Serving == nil {
+			continue
+		}
+		names = append(names, w.Name)
+		if workload == "" || w.Name == workload {
+			w.Deployment.Serving.Requests = scenario.RequestsFrom(reqs)
+			last := time.Duration(reqs[len(reqs)-1].At*float64(time.Second)) + w.Deployment.Serving.StartAt.Duration
+			if s.Duration.Duration < last+10*time.Minute {
+				s.Duration.Duration = last + 10*time.Minute
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("--requests-workload: no serving Deployment named %q in scenario %s (serving ones: %s)",
+		workload, s.Name, strings.Join(names, ", "))
 }
 
 // setLoad replaces the load curve of the named Deployment (or the first
@@ -370,4 +421,32 @@ func progress(label, name string) (func(now, end time.Duration), func()) {
 			_ = bar.Finish()
 		}
 	}
+}
+
+// policySetting is the option that picks one of a Deployment's HPA
+// policies (scenario Deployment.policies) for a run.
+const policySetting = "policy"
+
+// withPolicy takes policy=NAME out of the run's settings (the option set
+// wins over --set) and returns the scenario with that policy's HPA.
+func withPolicy(s *scenario.Scenario, base, over []autoscalerflags.Setting) (*scenario.Scenario, []autoscalerflags.Setting, []autoscalerflags.Setting, error) {
+	policy := ""
+	take := func(in []autoscalerflags.Setting) []autoscalerflags.Setting {
+		var out []autoscalerflags.Setting
+		for _, st := range in {
+			if st.Name == policySetting {
+				policy = st.Value
+				continue
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	base = take(base)
+	over = take(over)
+	if policy == "" {
+		return s, base, over, nil
+	}
+	sc, err := s.WithPolicy(policy)
+	return sc, base, over, err
 }

@@ -85,6 +85,9 @@ func TestServingScalesOnQueueDepth(t *testing.T) {
 	if demanded <= 0 || demanded > s.WorkGPUHours+1e-9 {
 		t.Errorf("the bound counts %g replica-hours, want some and at most the work's %g", demanded, s.WorkGPUHours)
 	}
+	if res.Unserved.ReplicaPodHours != 0 {
+		t.Errorf("%g replica pod-hours unserved: a serving Deployment's demand is its work, not its replicas", res.Unserved.ReplicaPodHours)
+	}
 	if s.Served != s.Requests || math.IsInf(s.TTFTP99, 1) {
 		t.Errorf("summary %+v: want every request served", s.Summary)
 	}

@@ -44,9 +44,11 @@ func (u *unservedRecorder) integrate(dt time.Duration) {
 	u.replicaGPUTime.add(u.pendingReplicaGPUs, dt)
 }
 
-// queued counts a pod joining (+1) or leaving (-1) the queue.
+// queued counts a pod joining (+1) or leaving (-1) the queue. A serving
+// Deployment's waiting replicas are not unserved demand: the bounds count
+// its requests' work, not its replicas.
 func (r *recorder) queued(p *simPod, sign int64) {
-	if p.w.cfg.Deployment != nil {
+	if p.w.cfg.Deployment != nil && p.w.serving == nil {
 		r.unserved.pendingReplicas += sign
 		r.unserved.pendingReplicaGPUs += sign * p.w.gpus
 	}

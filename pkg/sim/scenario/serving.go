@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -24,6 +26,10 @@ type Serving struct {
 	// Requests arrive over the run; `gpuscale simulate --requests`
 	// replaces them with a trace.
 	Requests []ServingRequest `json:"requests,omitempty"`
+	// StartAt delays every request by this much, so that the Deployment's
+	// first replicas are serving when the trace begins (default 0: a cold
+	// start).
+	StartAt metav1.Duration `json:"startAt,omitempty"`
 }
 
 // ServingRequest is one request: its arrival and its token counts.
@@ -54,7 +60,7 @@ func (s *Serving) Profile() (serving.Profile, error) { return serving.Lookup(s.G
 func (s *Serving) ServingRequests() []serving.Request {
 	out := make([]serving.Request, len(s.Requests))
 	for i, r := range s.Requests {
-		out[i] = serving.Request{At: r.At.Seconds(), InputTokens: r.Input, OutputTokens: r.Output}
+		out[i] = serving.Request{At: (r.At.Duration + s.StartAt.Duration).Seconds(), InputTokens: r.Input, OutputTokens: r.Output}
 	}
 	return out
 }
@@ -75,6 +81,9 @@ func (s *Serving) validate(path string, d *Deployment) []error {
 	}
 	if _, err := s.Profile(); err != nil {
 		bad("model", "%v", err)
+	}
+	if s.StartAt.Duration < 0 {
+		bad("startAt", "must not be negative, got %s", s.StartAt.Duration)
 	}
 	if s.SLO.Duration < 0 {
 		bad("slo", "must not be negative, got %s", s.SLO.Duration)
@@ -111,4 +120,36 @@ func servingMetrics(path string, h *autoscalingv2.HorizontalPodAutoscalerSpec) [
 		}
 	}
 	return errs
+}
+
+// WithPolicy is the scenario with the HPA of every Deployment that names
+// policy among its policies replaced by that spec; s is left as it is. A
+// policy no Deployment names is refused with the names there are.
+func (s *Scenario) WithPolicy(policy string) (*Scenario, error) {
+	out := *s
+	out.Workloads = append([]Workload(nil), s.Workloads...)
+	found := false
+	var names []string
+	for i := range out.Workloads {
+		d := out.Workloads[i].Deployment
+		if d == nil {
+			continue
+		}
+		for n := range d.Policies {
+			names = append(names, n)
+		}
+		h, ok := d.Policies[policy]
+		if !ok {
+			continue
+		}
+		alt := *d
+		alt.HPA = &h
+		out.Workloads[i].Deployment = &alt
+		found = true
+	}
+	if !found {
+		slices.Sort(names)
+		return nil, fmt.Errorf("policy %q: no Deployment of scenario %s has it (policies: %s)", policy, s.Name, strings.Join(slices.Compact(names), ", "))
+	}
+	return &out, nil
 }

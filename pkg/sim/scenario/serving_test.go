@@ -3,6 +3,7 @@ package scenario
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const servingScenario = `
@@ -48,11 +49,16 @@ func TestServingScenarioParses(t *testing.T) {
 	if back := RequestsFrom(reqs); back[1] != sv.Requests[1] {
 		t.Errorf("round trip %+v, want %+v", back[1], sv.Requests[1])
 	}
+	sv.StartAt.Duration = 90 * time.Second
+	if reqs := sv.ServingRequests(); reqs[0].At != 90 || reqs[1].At != 91 {
+		t.Errorf("with startAt 90s: arrivals %g and %g, want 90 and 91", reqs[0].At, reqs[1].At)
+	}
 }
 
 // Every mistake in a serving Deployment names its field and value.
 func TestServingScenarioNamesTheField(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
+		{"model: 8B", "model: 8B\n      startAt: -1s", "workloads[0].deployment.serving.startAt: must not be negative, got -1s"},
 		{"model: 8B", "model: 9B", `workloads[0].deployment.serving.model: serving model "9B": not calibrated`},
 		{"{at: 1s, input: 200", "{at: -1s, input: 200", "workloads[0].deployment.serving.requests[1].at: must not be negative, got -1s"},
 		{"{at: 0s, input: 100", "{at: 5s, input: 100", "workloads[0].deployment.serving.requests[1].at: must not go back in time, got 1s after 5s"},
@@ -69,5 +75,26 @@ func TestServingScenarioNamesTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s -> %s: %v, want %q", c.from, c.to, err, c.want)
 		}
+	}
+}
+
+// A policy replaces the HPA of the Deployments that name it, in a copy.
+func TestWithPolicy(t *testing.T) {
+	s, err := Parse([]byte(servingScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt, err := s.WithPolicy("gpu-utilization")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := alt.Workloads[0].Deployment.HPA.Metrics[0].Pods.Metric.Name; got != GPUUtilizationMetric {
+		t.Errorf("the policy's HPA reads %q, want %q", got, GPUUtilizationMetric)
+	}
+	if got := s.Workloads[0].Deployment.HPA.Metrics[0].Pods.Metric.Name; got != QueueDepthMetric {
+		t.Errorf("the original now reads %q: it must be left as it is", got)
+	}
+	if _, err := s.WithPolicy("warm"); err == nil || !strings.Contains(err.Error(), `policy "warm": no Deployment of scenario s has it (policies: gpu-utilization)`) {
+		t.Errorf("an unknown policy: %v", err)
 	}
 }

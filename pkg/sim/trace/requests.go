@@ -208,3 +208,51 @@ func jsonNumber(name string, line int, obj map[string]json.RawMessage, field, wh
 	}
 	return v, nil
 }
+
+// ParseRequestColumns reads a request trace's form: a preset
+// ("azure-llm", "mooncake") or "csv"/"jsonl" with a mapping
+// "time=COL,input=COL,output=COL,time-unit=s|ms|us" (time-unit default s).
+// A preset takes a mapping too, to rename its columns.
+func ParseRequestColumns(format, mapping string) (RequestColumns, error) {
+	var c RequestColumns
+	switch format {
+	case "azure-llm":
+		c = AzureLLMRequests()
+	case "mooncake":
+		c = MooncakeRequests()
+	case string(RequestsCSV), string(RequestsJSONL):
+		c = RequestColumns{Format: RequestFormat(format)}
+	default:
+		return c, fmt.Errorf("request format: want azure-llm, mooncake, csv or jsonl, got %q", format)
+	}
+	for _, part := range strings.Split(mapping, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || v == "" {
+			return c, fmt.Errorf("request columns: %q is not key=column", part)
+		}
+		switch k {
+		case "time":
+			c.Time = v
+		case "input":
+			c.Input = v
+		case "output":
+			c.Output = v
+		case "time-unit":
+			d, err := time.ParseDuration("1" + v)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("request columns: time-unit: want s, ms, us, m or h, got %q", v)
+			}
+			c.TimeUnit = d
+		default:
+			return c, fmt.Errorf("request columns: unknown key %q (keys: time, input, output, time-unit)", k)
+		}
+	}
+	if c.Time == "" || c.Input == "" || c.Output == "" {
+		return c, fmt.Errorf("request columns: a %s trace needs time=, input= and output= (got %q)", format, mapping)
+	}
+	return c, nil
+}

@@ -110,3 +110,27 @@ func TestRequestsPublishedTraces(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRequestColumns(t *testing.T) {
+	c, err := ParseRequestColumns("jsonl", "time=ts, input=prompt_tokens,output=completion_tokens,time-unit=ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (RequestColumns{Format: RequestsJSONL, Time: "ts", TimeUnit: time.Millisecond, Input: "prompt_tokens", Output: "completion_tokens"}); c != want {
+		t.Errorf("got %+v, want %+v", c, want)
+	}
+	if c, err := ParseRequestColumns("mooncake", "output=out"); err != nil || c.Output != "out" || c.Input != "input_length" || c.TimeUnit != time.Millisecond {
+		t.Errorf("mooncake renamed: %+v, %v", c, err)
+	}
+	for _, bad := range []struct{ format, mapping, want string }{
+		{"xml", "", `want azure-llm, mooncake, csv or jsonl, got "xml"`},
+		{"csv", "time=t,input=i", "a csv trace needs time=, input= and output="},
+		{"csv", "time=t,input=i,output=o,tokens=x", `unknown key "tokens"`},
+		{"csv", "time=t,input=i,output=o,time-unit=fortnight", `time-unit: want s, ms, us, m or h, got "fortnight"`},
+		{"csv", "time", `"time" is not key=column`},
+	} {
+		if _, err := ParseRequestColumns(bad.format, bad.mapping); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %q: %v, want %q", bad.format, bad.mapping, err, bad.want)
+		}
+	}
+}
