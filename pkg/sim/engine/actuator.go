@@ -24,7 +24,7 @@ type simActuator struct{ e *Engine }
 var _ actuation.Actuator = simActuator{}
 
 func (a simActuator) group(id string) (*groupState, error) {
-	g := a.e.groupByID[id]
+	g := a.e.cloud.byID[id]
 	if g == nil {
 		return nil, fmt.Errorf("node group %q is not in the scenario", id)
 	}
@@ -123,7 +123,7 @@ func (e *Engine) startRemoval(rm disruption.Removal) error {
 	if e.sc.NodeDeletionDelay.Duration == 0 {
 		return e.nodeDeleted(rm.Node)
 	}
-	e.schedule(&event{at: e.now + e.sc.NodeDeletionDelay.Duration, kind: evDeleted, node: rm.Node})
+	e.events.push(&event{at: e.now + e.sc.NodeDeletionDelay.Duration, kind: evDeleted, node: rm.Node})
 	return nil
 }
 
@@ -131,7 +131,7 @@ func (e *Engine) startRemoval(rm disruption.Removal) error {
 func (e *Engine) evictAll(node string) error {
 	ni := e.snap.Node(node)
 	for _, pi := range append(ni.Pods[:0:0], ni.Pods...) {
-		p := e.pods[pi.Pod.Name]
+		p := e.work.pods[pi.Pod.Name]
 		if p == nil {
 			if e.isDaemonSetPod(pi) {
 				continue

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math/rand"
 	"slices"
 	"time"
 
@@ -17,6 +18,20 @@ import (
 
 // LabelNodeGroup names the group of a simulated node.
 const LabelNodeGroup = scenario.LabelNodeGroup
+
+// cloud is the modelled cloud provider: its node groups (creations,
+// deletions, stockouts), and the interruptions it sends.
+type cloud struct {
+	groups []*groupState
+	byID   map[string]*groupState
+	// irng draws interruptions; interrupting are the nodes under notice.
+	irng         *rand.Rand
+	interrupting map[string]bool
+}
+
+func newCloud(seed int64) cloud {
+	return cloud{byID: map[string]*groupState{}, irng: newInterruptionSource(seed), interrupting: map[string]bool{}}
+}
 
 // groupState is a node group of the modelled cloud.
 type groupState struct {
@@ -52,8 +67,8 @@ func (e *Engine) initGroups() error {
 		cfg := e.sc.NodeGroups[i]
 		tmpl := cfg.TemplateNode()
 		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl)}
-		e.groups = append(e.groups, g)
-		e.groupByID[cfg.Name] = g
+		e.cloud.groups = append(e.cloud.groups, g)
+		e.cloud.byID[cfg.Name] = g
 		if err := e.setTarget(g, 0); err != nil {
 			return err
 		}
@@ -93,10 +108,10 @@ func (e *Engine) requestNodes(g *groupState, delta int) error {
 		c := &creation{group: g, requested: e.now}
 		g.inFlight = append(g.inFlight, c)
 		if out {
-			e.schedule(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
+			e.events.push(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
 			continue
 		}
-		e.schedule(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
+		e.events.push(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
 	}
 	g.added += delta
 	return e.setTarget(g, g.target+delta)
@@ -162,7 +177,7 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	n.CreationTimestamp = metav1.NewTime(clock(created))
 	if g.gpus > 0 && !withGPUs {
 		stripGPUs(n)
-		e.schedule(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
+		e.events.push(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
 	}
 	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
 		return err
@@ -211,7 +226,7 @@ func (e *Engine) advertiseGPUs(name string) error {
 	if ni == nil {
 		return nil // removed before its device plugin started
 	}
-	g := e.groupByID[ni.Group]
+	g := e.cloud.byID[ni.Group]
 	n := ni.Node.DeepCopy()
 	for k, q := range g.template.Status.Allocatable {
 		if gpu.IsGPUResource(k) {
@@ -242,12 +257,12 @@ func (e *Engine) removeNode(name string) error {
 	if ni == nil {
 		return fmt.Errorf("node %s: not in the cluster", name)
 	}
-	g := e.groupByID[ni.Group]
+	g := e.cloud.byID[ni.Group]
 	if err := e.snap.RemoveNode(name); err != nil {
 		return err
 	}
 	e.snap.RemoveCSINode(name)
-	delete(e.interrupting, name)
+	delete(e.cloud.interrupting, name)
 	g.nodes--
 	g.removed++
 	e.touch()

@@ -38,9 +38,9 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if max := opts.MaxVirtualTime; max > 0 && e.end > max {
 		why := fmt.Sprintf("scenario %s runs for %s", e.sc.Name, e.end)
-		if e.untilJobsDone {
+		if e.pace.untilJobsDone {
 			why = fmt.Sprintf("scenario %s has no duration and its last Job would end at %s, plus up to %s while Jobs wait",
-				e.sc.Name, e.lastJobEnd(), MaxOverrun)
+				e.sc.Name, e.work.lastJobEnd(), MaxOverrun)
 		}
 		return nil, &LimitError{Option: "MaxVirtualTime", Limit: max.String(), Need: "virtual time " + e.end.String(), Why: why}
 	}
@@ -48,9 +48,9 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("scenario %s at %s: %w", e.sc.Name, e.now, err)
 	}
 	res := e.result()
-	if e.stopped != nil {
-		res.Stopped = e.stopped.Error()
-		return res, fmt.Errorf("scenario %s stopped at virtual time %s of %s: %w", e.sc.Name, e.now, e.planned, e.stopped)
+	if e.stop.stopped != nil {
+		res.Stopped = e.stop.stopped.Error()
+		return res, fmt.Errorf("scenario %s stopped at virtual time %s of %s: %w", e.sc.Name, e.now, e.stop.planned, e.stop.stopped)
 	}
 	return res, nil
 }
@@ -58,16 +58,16 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 // shouldStop is called at the top of every turn of the event loop. When it
 // says stop, the run ends at the current virtual time.
 func (e *Engine) shouldStop() bool {
-	e.turns++
+	e.stop.turns++
 	select {
-	case <-e.done:
-		e.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
+	case <-e.stop.done:
+		e.stop.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
 		return true
 	default:
 	}
-	if e.turns%memoryCheckEvery == 0 {
+	if e.stop.turns%memoryCheckEvery == 0 {
 		if err := e.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", e.now)); err != nil {
-			e.stopped = err
+			e.stop.stopped = err
 			return true
 		}
 	}
@@ -78,7 +78,7 @@ func (e *Engine) shouldStop() bool {
 // (thousands of nodes and pods) stops there too, not only the event loop.
 func (e *Engine) startInterrupted(what string) error {
 	select {
-	case <-e.done:
+	case <-e.stop.done:
 		return fmt.Errorf("interrupted while starting %s: %w", what, context.Canceled)
 	default:
 		return nil
@@ -99,7 +99,7 @@ func (e *Engine) overMemory(why string) error {
 
 // stopHere ends the run at the virtual time reached.
 func (e *Engine) stopHere() {
-	e.planned = e.end
+	e.stop.planned = e.end
 	e.end = e.now
 }
 

@@ -154,11 +154,11 @@ type recorder struct {
 }
 
 func (r *recorder) init(e *Engine) {
-	r.nodeTime = make([]exactHours, len(e.groups))
-	for _, g := range e.groups {
+	r.nodeTime = make([]exactHours, len(e.cloud.groups))
+	for _, g := range e.cloud.groups {
 		r.series.Groups = append(r.series.Groups, g.cfg.Name)
 	}
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		if w.cfg.Deployment != nil {
 			r.series.Deployments = append(r.series.Deployments, w.key)
 		}
@@ -174,7 +174,7 @@ func (e *Engine) integrate(t time.Duration) {
 	}
 	dt := t - r.last
 	var gpus int64
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		r.nodeTime[i].add(int64(g.target), dt)
 		gpus += int64(g.target) * g.gpus
 	}
@@ -188,7 +188,7 @@ func (e *Engine) integrate(t time.Duration) {
 // cost is what the nodes cost so far.
 func (e *Engine) cost() float64 {
 	c := 0.0
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		c += e.rec.nodeTime[i].hours() * g.cfg.PricePerHour
 	}
 	return c
@@ -239,18 +239,18 @@ func amountOf(req *snapshot.Resource) bound.Amount {
 func (r *recorder) sample(e *Engine) {
 	s := &r.series
 	s.Times = append(s.Times, e.now)
-	nodes := make([]int, len(e.groups))
+	nodes := make([]int, len(e.cloud.groups))
 	var prov int64
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		nodes[i] = g.target
 		prov += int64(g.target) * g.gpus
 	}
 	s.Nodes = append(s.Nodes, nodes)
-	s.Pending = append(s.Pending, len(e.pending))
+	s.Pending = append(s.Pending, len(e.work.pending))
 	s.GPUsAllocated = append(s.GPUsAllocated, r.gpuAllocated)
 	s.GPUsProvisioned = append(s.GPUsProvisioned, prov)
 	var reps []int
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		if w.cfg.Deployment != nil {
 			reps = append(reps, w.desired)
 		}
@@ -269,7 +269,7 @@ func (e *Engine) result() *Result {
 		Interruptions: InterruptionResult{Nodes: r.interruptions, Reclaimed: r.reclaimedNodes,
 			LostPodHours: r.lostHours, LostGPUHours: r.lostGPUHours},
 	}
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,
 			NodeHours: r.nodeTime[i].hours(), PeakNodes: g.peakNodes, Added: g.added, Removed: g.removed}
 		gr.Cost = gr.NodeHours * gr.PricePerHour
@@ -282,7 +282,7 @@ func (e *Engine) result() *Result {
 				Memory: g.template.Status.Allocatable.Memory().Value(), Scalar: scalarOf(g.template.Status.Allocatable)})})
 	}
 	waits := append([]time.Duration(nil), r.waits...)
-	for _, p := range e.pending {
+	for _, p := range e.work.pending {
 		waits = append(waits, e.end-p.queuedAt)
 		if p.afterEviction {
 			r.unserved.evictionWait += e.end - p.queuedAt
@@ -291,13 +291,13 @@ func (e *Engine) result() *Result {
 			res.Unscheduled++
 		}
 	}
-	res.PendingAtEnd = len(e.pending)
+	res.PendingAtEnd = len(e.work.pending)
 	e.gangResult(res)
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	res.Waits = waits
 	e.unservedResult(res)
 	res.LimitsReached = r.limits.result()
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		res.HPAChanges += w.changes
 	}
 	res.Demand = append([]bound.Change(nil), r.demandList...)

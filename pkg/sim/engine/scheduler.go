@@ -35,8 +35,8 @@ func (e *Engine) roomGrew() { e.sched.capacity++ }
 // not tried again until room grows: its pods are identical, and binding
 // only takes room.
 func (e *Engine) schedulePass() error {
-	e.schedDirty = false
-	if len(e.pending) == 0 {
+	e.pace.schedDirty = false
+	if len(e.work.pending) == 0 {
 		return nil
 	}
 	if e.sched.failedAt == nil {
@@ -44,8 +44,8 @@ func (e *Engine) schedulePass() error {
 	}
 	mark := e.sched.capacity + 1
 	checker := predicates.New(e.snap)
-	kept := e.pending[:0]
-	for _, p := range e.pending {
+	kept := e.work.pending[:0]
+	for _, p := range e.work.pending {
 		if p.node != "" {
 			continue // bound with its gang
 		}
@@ -78,10 +78,10 @@ func (e *Engine) schedulePass() error {
 			return err
 		}
 	}
-	for i := len(kept); i < len(e.pending); i++ {
-		e.pending[i] = nil
+	for i := len(kept); i < len(e.work.pending); i++ {
+		e.work.pending[i] = nil
 	}
-	e.pending = kept
+	e.work.pending = kept
 	return nil
 }
 
@@ -97,12 +97,12 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 	e.rec.dequeued(p, e.now)
 	e.rec.gpuAllocated += p.w.gpus
 	if p.duration > 0 {
-		e.schedule(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})
+		e.events.push(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})
 	}
 	if p.gang != nil {
 		e.gangBound(p.gang)
 	}
-	e.changed++
+	e.pace.changed++
 	return nil
 }
 
