@@ -23,16 +23,8 @@ type simActuator struct{ e *Engine }
 
 var _ actuation.Actuator = simActuator{}
 
-func (a simActuator) group(id string) (*groupState, error) {
-	g := a.e.cloud.byID[id]
-	if g == nil {
-		return nil, fmt.Errorf("node group %q is not in the scenario", id)
-	}
-	return g, nil
-}
-
 func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarget) error {
-	g, err := a.group(d.Group)
+	g, err := a.e.cloud.group(d.Group)
 	if err != nil {
 		return err
 	}
@@ -44,7 +36,7 @@ func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarg
 func (a simActuator) DeleteInstances(context.Context, autoscaler.DeleteInstances) error { return nil }
 
 func (a simActuator) ScaleUp(_ context.Context, su autoscaler.ScaleUp) error {
-	g, err := a.group(su.Group)
+	g, err := a.e.cloud.group(su.Group)
 	if err != nil {
 		return err
 	}

@@ -47,23 +47,9 @@ func (e *Engine) loop() error {
 	acted := e.pace.changed != before
 	e.pace.nextLoop = e.now + e.opts.ScanInterval
 	if !acted && !e.opts.EveryLoop {
-		e.pace.nextLoop = e.wake(plan.NextDecisionAt)
+		e.pace.nextLoop = e.pace.wake(e.now, plan.NextDecisionAt)
 	}
 	return nil
-}
-
-// wake is the first scan tick at or after the core's next decision time:
-// until then a loop on unchanged inputs would decide the same. Any change
-// before then brings the loop forward (touch).
-func (e *Engine) wake(at time.Time) time.Duration {
-	if at.IsZero() {
-		return never
-	}
-	tick := e.ceilTick(at.Sub(Epoch()))
-	if tick <= e.now {
-		tick = e.now + e.opts.ScanInterval
-	}
-	return tick
 }
 
 // virtualClock is the engine's time for actuation.Carry.

@@ -29,6 +29,15 @@ type cloud struct {
 	interrupting map[string]bool
 }
 
+// group is the node group with the id the core names.
+func (c *cloud) group(id string) (*groupState, error) {
+	g := c.byID[id]
+	if g == nil {
+		return nil, fmt.Errorf("node group %q is not in the scenario", id)
+	}
+	return g, nil
+}
+
 func newCloud(seed int64) cloud {
 	return cloud{byID: map[string]*groupState{}, irng: newInterruptionSource(seed), interrupting: map[string]bool{}}
 }
@@ -103,7 +112,7 @@ func (e *Engine) setTarget(g *groupState, target int) error {
 // delay, or, in a stockout window, are reported failed after the creation
 // failure delay.
 func (e *Engine) requestNodes(g *groupState, delta int) error {
-	out := e.stockedOut(g)
+	out := g.stockedOut(e.now)
 	for i := 0; i < delta; i++ {
 		c := &creation{group: g, requested: e.now}
 		g.inFlight = append(g.inFlight, c)
@@ -117,10 +126,10 @@ func (e *Engine) requestNodes(g *groupState, delta int) error {
 	return e.setTarget(g, g.target+delta)
 }
 
-// stockedOut: the group's cloud has no capacity now.
-func (e *Engine) stockedOut(g *groupState) bool {
+// stockedOut: the group's cloud has no capacity at now.
+func (g *groupState) stockedOut(now time.Duration) bool {
 	for _, w := range g.cfg.Stockouts {
-		if e.now >= w.From.Duration && e.now < w.To.Duration {
+		if now >= w.From.Duration && now < w.To.Duration {
 			return true
 		}
 	}
@@ -191,7 +200,7 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	if err := e.placeDaemonSetPods(n); err != nil {
 		return err
 	}
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }
@@ -246,7 +255,7 @@ func (e *Engine) advertiseGPUs(name string) error {
 			return err
 		}
 	}
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }

@@ -100,7 +100,6 @@ type Engine struct {
 	sc   *scenario.Scenario
 	auto *autoscaler.Autoscaler
 	snap *snapshot.Snapshot
-	rng  *rand.Rand
 
 	now    time.Duration
 	end    time.Duration
@@ -122,6 +121,8 @@ type Engine struct {
 // pacing says when the event loop next runs each of its periodic steps, and
 // counts the changes the autoscaler would see.
 type pacing struct {
+	// scan is the autoscaler loop's period.
+	scan time.Duration
 	// changed counts changes the autoscaler would see; schedDirty is set
 	// when the scheduler should look at the pending pods again.
 	changed             uint64
@@ -163,9 +164,10 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts: opts, sc: opts.Scenario, auto: auto, snap: snapshot.New(),
-		rng:   rand.New(rand.NewSource(opts.Scenario.Seed)),
+		sched: schedulerState{cfg: opts.Scenario.Scheduler, rng: rand.New(rand.NewSource(opts.Scenario.Seed))},
 		cloud: newCloud(opts.Scenario.Seed),
 		work:  workloads{pods: map[string]*simPod{}},
+		pace:  pacing{scan: opts.ScanInterval},
 		stop:  runStop{done: ctx.Done()},
 	}
 	e.initDaemonSets()
@@ -282,22 +284,39 @@ func (e *Engine) settled(t time.Duration) bool {
 
 // touch records a change the autoscaler and the scheduler should look at,
 // and brings the next loop forward to the first scan tick from now.
-func (e *Engine) touch() {
-	e.pace.changed++
-	e.pace.schedDirty = true
-	tick := e.ceilTick(e.now)
-	if tick <= e.pace.lastLoop {
-		tick = e.pace.lastLoop + e.opts.ScanInterval
+func (e *Engine) touch() { e.pace.touch(e.now) }
+
+// touch counts a change seen at now and brings the next loop forward to
+// the first scan tick from now.
+func (p *pacing) touch(now time.Duration) {
+	p.changed++
+	p.schedDirty = true
+	tick := p.ceilTick(now)
+	if tick <= p.lastLoop {
+		tick = p.lastLoop + p.scan
 	}
-	if tick < e.pace.nextLoop {
-		e.pace.nextLoop = tick
+	if tick < p.nextLoop {
+		p.nextLoop = tick
 	}
 }
 
 // ceilTick is the first scan tick at or after t.
-func (e *Engine) ceilTick(t time.Duration) time.Duration {
-	s := e.opts.ScanInterval
-	return (t + s - 1) / s * s
+func (p *pacing) ceilTick(t time.Duration) time.Duration {
+	return (t + p.scan - 1) / p.scan * p.scan
+}
+
+// wake is the first scan tick after now at or after the core's next
+// decision time: until then a loop on unchanged inputs would decide the
+// same. Any change before then brings the loop forward (touch).
+func (p *pacing) wake(now time.Duration, at time.Time) time.Duration {
+	if at.IsZero() {
+		return never
+	}
+	tick := p.ceilTick(at.Sub(Epoch()))
+	if tick <= now {
+		tick = now + p.scan
+	}
+	return tick
 }
 
 // clock turns virtual time into the wall time the core sees.

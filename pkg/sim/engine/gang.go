@@ -171,7 +171,7 @@ func (e *Engine) placeGang(checker *predicates.Checker, g *gangState) (bool, err
 	nodes := make([]*snapshot.NodeInfo, len(waiting))
 	e.snap.Fork()
 	for i, p := range waiting {
-		nodes[i] = e.pickNode(checker, p.pi)
+		nodes[i] = e.sched.pickNode(e.snap, checker, p.pi)
 		if nodes[i] == nil {
 			return false, e.snap.Revert()
 		}

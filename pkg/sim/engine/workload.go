@@ -220,7 +220,7 @@ func (e *Engine) unbind(p *simPod) error {
 	p.gen++
 	p.w.version++
 	e.rec.gpuAllocated -= p.w.gpus
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }
