@@ -188,7 +188,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 		// week past the last ideal end when some Job never can.
 		e.end, e.pace.untilJobsDone = e.work.lastJobEnd()+MaxOverrun, true
 	}
-	e.rec.init(e)
+	e.rec.init(&e.cloud, &e.work)
 	return e, nil
 }
 
@@ -249,7 +249,7 @@ func (e *Engine) run() error {
 			}
 		}
 		if t == e.pace.nextSample {
-			e.rec.sample(e)
+			e.rec.sample(e.now, &e.cloud, &e.work)
 			e.pace.nextSample = t + e.sc.SampleInterval.Duration
 		}
 		if e.opts.Progress != nil && t-lastProgress >= e.end/200 {
