@@ -83,7 +83,7 @@ func (e *Engine) initGroups() error {
 		}
 		for j := 0; j < *cfg.InitialSize; j++ {
 			if j%1024 == 0 {
-				if err := e.startInterrupted(fmt.Sprintf("node group %s (%d of %d nodes added)", cfg.Name, j, *cfg.InitialSize)); err != nil {
+				if err := e.stop.startInterrupted(fmt.Sprintf("node group %s (%d of %d nodes added)", cfg.Name, j, *cfg.InitialSize)); err != nil {
 					return err
 				}
 			}

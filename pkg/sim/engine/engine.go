@@ -137,10 +137,11 @@ type pacing struct {
 // runStop serves RunContext: a run stops at the virtual time reached when
 // done closes or memory runs over.
 type runStop struct {
-	done    <-chan struct{}
-	turns   uint64
-	stopped error
-	planned time.Duration
+	done      <-chan struct{}
+	maxMemory uint64 // Options.MaxMemory
+	turns     uint64
+	stopped   error
+	planned   time.Duration
 }
 
 // Run simulates opts.Scenario and returns what happened.
@@ -168,7 +169,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 		cloud: newCloud(opts.Scenario.Seed),
 		work:  workloads{pods: map[string]*simPod{}},
 		pace:  pacing{scan: opts.ScanInterval},
-		stop:  runStop{done: ctx.Done()},
+		stop:  runStop{done: ctx.Done(), maxMemory: opts.MaxMemory},
 	}
 	e.initDaemonSets()
 	if err := e.sc.AddStorage(e.snap); err != nil {
@@ -205,7 +206,7 @@ func (e *Engine) run() error {
 	e.pace.schedDirty = true
 	lastProgress := time.Duration(-1)
 	for {
-		if e.shouldStop() {
+		if e.stop.shouldStop(e.now) {
 			e.stopHere()
 			break
 		}

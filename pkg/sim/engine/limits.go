@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/metrics"
+	"time"
 )
 
 // memoryCheckEvery is how many turns of the event loop pass between two
@@ -57,17 +58,17 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 
 // shouldStop is called at the top of every turn of the event loop. When it
 // says stop, the run ends at the current virtual time.
-func (e *Engine) shouldStop() bool {
-	e.stop.turns++
+func (s *runStop) shouldStop(now time.Duration) bool {
+	s.turns++
 	select {
-	case <-e.stop.done:
-		e.stop.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
+	case <-s.done:
+		s.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
 		return true
 	default:
 	}
-	if e.stop.turns%memoryCheckEvery == 0 {
-		if err := e.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", e.now)); err != nil {
-			e.stop.stopped = err
+	if s.turns%memoryCheckEvery == 0 {
+		if err := s.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", now)); err != nil {
+			s.stopped = err
 			return true
 		}
 	}
@@ -76,9 +77,9 @@ func (e *Engine) shouldStop() bool {
 
 // startInterrupted is an error once the run's context is done: start-up
 // (thousands of nodes and pods) stops there too, not only the event loop.
-func (e *Engine) startInterrupted(what string) error {
+func (s *runStop) startInterrupted(what string) error {
 	select {
-	case <-e.stop.done:
+	case <-s.done:
 		return fmt.Errorf("interrupted while starting %s: %w", what, context.Canceled)
 	default:
 		return nil
@@ -87,12 +88,12 @@ func (e *Engine) startInterrupted(what string) error {
 
 // overMemory is a *LimitError when the process holds more than
 // Options.MaxMemory; why says what was going on.
-func (e *Engine) overMemory(why string) error {
-	if e.opts.MaxMemory == 0 {
+func (s *runStop) overMemory(why string) error {
+	if s.maxMemory == 0 {
 		return nil
 	}
-	if held := heldMemory(); held > e.opts.MaxMemory {
-		return &LimitError{Option: "MaxMemory", Limit: bytesString(e.opts.MaxMemory), Need: bytesString(held) + " held", Why: why}
+	if held := heldMemory(); held > s.maxMemory {
+		return &LimitError{Option: "MaxMemory", Limit: bytesString(s.maxMemory), Need: bytesString(held) + " held", Why: why}
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ type simPod struct {
 func (e *Engine) initWorkloads() error {
 	for i := range e.sc.Workloads {
 		cfg := &e.sc.Workloads[i]
-		if err := e.startInterrupted(fmt.Sprintf("workload %s (%d of %d workloads)", cfg.Name, i, len(e.sc.Workloads))); err != nil {
+		if err := e.stop.startInterrupted(fmt.Sprintf("workload %s (%d of %d workloads)", cfg.Name, i, len(e.sc.Workloads))); err != nil {
 			return err
 		}
 		w := &workloadState{cfg: cfg, index: i, key: cfg.Namespace + "/" + cfg.Name}
@@ -127,7 +127,7 @@ func (e *Engine) initWorkloads() error {
 				}
 				e.work.jobs++
 				if e.work.jobs%(64*memoryCheckEvery) == 0 { // a scenario may ask for more pods than fit in memory
-					if err := e.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.work.jobs)); err != nil {
+					if err := e.stop.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.work.jobs)); err != nil {
 						return err
 					}
 				}
@@ -271,7 +271,7 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 			return err
 		}
 		if len(w.replicas)%(64*memoryCheckEvery) == 0 {
-			if err := e.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
+			if err := e.stop.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
 				return err
 			}
 		}
