@@ -134,16 +134,6 @@ type pacing struct {
 	untilJobsDone bool
 }
 
-// runStop serves RunContext: a run stops at the virtual time reached when
-// done closes or memory runs over.
-type runStop struct {
-	done      <-chan struct{}
-	maxMemory uint64 // Options.MaxMemory
-	turns     uint64
-	stopped   error
-	planned   time.Duration
-}
-
 // Run simulates opts.Scenario and returns what happened.
 func Run(opts Options) (*Result, error) {
 	return RunContext(context.Background(), opts)

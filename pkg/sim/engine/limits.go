@@ -56,6 +56,16 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// runStop serves RunContext: a run stops at the virtual time reached when
+// done closes or memory runs over.
+type runStop struct {
+	done      <-chan struct{}
+	maxMemory uint64 // Options.MaxMemory
+	turns     uint64
+	stopped   error
+	planned   time.Duration
+}
+
 // shouldStop is called at the top of every turn of the event loop. When it
 // says stop, the run ends at the current virtual time.
 func (s *runStop) shouldStop(now time.Duration) bool {
