@@ -23,16 +23,8 @@ type simActuator struct{ e *Engine }
 
 var _ actuation.Actuator = simActuator{}
 
-func (a simActuator) group(id string) (*groupState, error) {
-	g := a.e.groupByID[id]
-	if g == nil {
-		return nil, fmt.Errorf("node group %q is not in the scenario", id)
-	}
-	return g, nil
-}
-
 func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarget) error {
-	g, err := a.group(d.Group)
+	g, err := a.e.cloud.group(d.Group)
 	if err != nil {
 		return err
 	}
@@ -44,7 +36,7 @@ func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarg
 func (a simActuator) DeleteInstances(context.Context, autoscaler.DeleteInstances) error { return nil }
 
 func (a simActuator) ScaleUp(_ context.Context, su autoscaler.ScaleUp) error {
-	g, err := a.group(su.Group)
+	g, err := a.e.cloud.group(su.Group)
 	if err != nil {
 		return err
 	}
@@ -123,7 +115,7 @@ func (e *Engine) startRemoval(rm disruption.Removal) error {
 	if e.sc.NodeDeletionDelay.Duration == 0 {
 		return e.nodeDeleted(rm.Node)
 	}
-	e.schedule(&event{at: e.now + e.sc.NodeDeletionDelay.Duration, kind: evDeleted, node: rm.Node})
+	e.events.push(&event{at: e.now + e.sc.NodeDeletionDelay.Duration, kind: evDeleted, node: rm.Node})
 	return nil
 }
 
@@ -131,7 +123,7 @@ func (e *Engine) startRemoval(rm disruption.Removal) error {
 func (e *Engine) evictAll(node string) error {
 	ni := e.snap.Node(node)
 	for _, pi := range append(ni.Pods[:0:0], ni.Pods...) {
-		p := e.pods[pi.Pod.Name]
+		p := e.work.pods[pi.Pod.Name]
 		if p == nil {
 			if e.isDaemonSetPod(pi) {
 				continue

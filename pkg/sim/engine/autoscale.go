@@ -17,10 +17,10 @@ import (
 // PodDisruptionBudgets and what became of earlier actions; its actions are
 // carried out through the same actuation.Carry, by simActuator.
 func (e *Engine) loop() error {
-	e.lastLoop = e.now
+	e.pace.lastLoop = e.now
 	e.rec.loops++
-	tried := make([]*v1.Pod, len(e.pending))
-	for i, p := range e.pending {
+	tried := make([]*v1.Pod, len(e.work.pending))
+	for i, p := range e.work.pending {
 		tried[i] = p.pi.Pod
 	}
 	// The simulated scheduler tried every queued pod: they are all marked
@@ -28,7 +28,7 @@ func (e *Engine) loop() error {
 	// are left alone, as live.
 	sel := pending.SelectTried(tried, e.opts.Autoscaler.Pending)
 	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: sel.Pods, OtherSchedulers: sel.OtherSchedulers,
-		DaemonSets: e.daemonSets, PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
+		DaemonSets: e.work.daemonSets, PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput()}
 	e.outcomes = nil
 	plan, err := e.auto.Step(in)
 	if err != nil {
@@ -38,32 +38,18 @@ func (e *Engine) loop() error {
 		e.opts.Recorder.Record(in, plan)
 	}
 	e.rec.noteConsolidation(plan.Status.Consolidation)
-	before := e.changed
+	before := e.pace.changed
 	res := actuation.Carry(context.Background(), simActuator{e}, virtualClock{e}, plan.Actions)
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("carrying out the plan: %w", res.Errors[0])
 	}
 	e.outcomes = append(e.outcomes, res.Outcomes...)
-	acted := e.changed != before
-	e.nextLoop = e.now + e.opts.ScanInterval
+	acted := e.pace.changed != before
+	e.pace.nextLoop = e.now + e.opts.ScanInterval
 	if !acted && !e.opts.EveryLoop {
-		e.nextLoop = e.wake(plan.NextDecisionAt)
+		e.pace.nextLoop = e.pace.wake(e.now, plan.NextDecisionAt)
 	}
 	return nil
-}
-
-// wake is the first scan tick at or after the core's next decision time:
-// until then a loop on unchanged inputs would decide the same. Any change
-// before then brings the loop forward (touch).
-func (e *Engine) wake(at time.Time) time.Duration {
-	if at.IsZero() {
-		return never
-	}
-	tick := e.ceilTick(at.Sub(Epoch()))
-	if tick <= e.now {
-		tick = e.now + e.opts.ScanInterval
-	}
-	return tick
 }
 
 // virtualClock is the engine's time for actuation.Carry.

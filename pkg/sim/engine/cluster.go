@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math/rand"
 	"slices"
 	"time"
 
@@ -17,6 +18,29 @@ import (
 
 // LabelNodeGroup names the group of a simulated node.
 const LabelNodeGroup = scenario.LabelNodeGroup
+
+// cloud is the modelled cloud provider: its node groups (creations,
+// deletions, stockouts), and the interruptions it sends.
+type cloud struct {
+	groups []*groupState
+	byID   map[string]*groupState
+	// irng draws interruptions; interrupting are the nodes under notice.
+	irng         *rand.Rand
+	interrupting map[string]bool
+}
+
+// group is the node group with the id the core names.
+func (c *cloud) group(id string) (*groupState, error) {
+	g := c.byID[id]
+	if g == nil {
+		return nil, fmt.Errorf("node group %q is not in the scenario", id)
+	}
+	return g, nil
+}
+
+func newCloud(seed int64) cloud {
+	return cloud{byID: map[string]*groupState{}, irng: newInterruptionSource(seed), interrupting: map[string]bool{}}
+}
 
 // groupState is a node group of the modelled cloud.
 type groupState struct {
@@ -52,14 +76,14 @@ func (e *Engine) initGroups() error {
 		cfg := e.sc.NodeGroups[i]
 		tmpl := cfg.TemplateNode()
 		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl)}
-		e.groups = append(e.groups, g)
-		e.groupByID[cfg.Name] = g
+		e.cloud.groups = append(e.cloud.groups, g)
+		e.cloud.byID[cfg.Name] = g
 		if err := e.setTarget(g, 0); err != nil {
 			return err
 		}
 		for j := 0; j < *cfg.InitialSize; j++ {
 			if j%1024 == 0 {
-				if err := e.startInterrupted(fmt.Sprintf("node group %s (%d of %d nodes added)", cfg.Name, j, *cfg.InitialSize)); err != nil {
+				if err := e.stop.startInterrupted(fmt.Sprintf("node group %s (%d of %d nodes added)", cfg.Name, j, *cfg.InitialSize)); err != nil {
 					return err
 				}
 			}
@@ -88,24 +112,24 @@ func (e *Engine) setTarget(g *groupState, target int) error {
 // delay, or, in a stockout window, are reported failed after the creation
 // failure delay.
 func (e *Engine) requestNodes(g *groupState, delta int) error {
-	out := e.stockedOut(g)
+	out := g.stockedOut(e.now)
 	for i := 0; i < delta; i++ {
 		c := &creation{group: g, requested: e.now}
 		g.inFlight = append(g.inFlight, c)
 		if out {
-			e.schedule(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
+			e.events.push(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
 			continue
 		}
-		e.schedule(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
+		e.events.push(&event{at: e.now + e.sc.ProvisioningDelay.Duration, kind: evRegister, creation: c})
 	}
 	g.added += delta
 	return e.setTarget(g, g.target+delta)
 }
 
-// stockedOut: the group's cloud has no capacity now.
-func (e *Engine) stockedOut(g *groupState) bool {
+// stockedOut: the group's cloud has no capacity at now.
+func (g *groupState) stockedOut(now time.Duration) bool {
 	for _, w := range g.cfg.Stockouts {
-		if e.now >= w.From.Duration && e.now < w.To.Duration {
+		if now >= w.From.Duration && now < w.To.Duration {
 			return true
 		}
 	}
@@ -162,7 +186,7 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	n.CreationTimestamp = metav1.NewTime(clock(created))
 	if g.gpus > 0 && !withGPUs {
 		stripGPUs(n)
-		e.schedule(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
+		e.events.push(&event{at: e.now + e.sc.DevicePluginDelay.Duration, kind: evGPUs, node: name})
 	}
 	if err := e.snap.AddNodeInGroup(n, g.cfg.Name); err != nil {
 		return err
@@ -176,7 +200,7 @@ func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) er
 	if err := e.placeDaemonSetPods(n); err != nil {
 		return err
 	}
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }
@@ -211,7 +235,7 @@ func (e *Engine) advertiseGPUs(name string) error {
 	if ni == nil {
 		return nil // removed before its device plugin started
 	}
-	g := e.groupByID[ni.Group]
+	g := e.cloud.byID[ni.Group]
 	n := ni.Node.DeepCopy()
 	for k, q := range g.template.Status.Allocatable {
 		if gpu.IsGPUResource(k) {
@@ -231,7 +255,7 @@ func (e *Engine) advertiseGPUs(name string) error {
 			return err
 		}
 	}
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }
@@ -242,12 +266,12 @@ func (e *Engine) removeNode(name string) error {
 	if ni == nil {
 		return fmt.Errorf("node %s: not in the cluster", name)
 	}
-	g := e.groupByID[ni.Group]
+	g := e.cloud.byID[ni.Group]
 	if err := e.snap.RemoveNode(name); err != nil {
 		return err
 	}
 	e.snap.RemoveCSINode(name)
-	delete(e.interrupting, name)
+	delete(e.cloud.interrupting, name)
 	g.nodes--
 	g.removed++
 	e.touch()

@@ -22,8 +22,6 @@ import (
 	"math/rand"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
@@ -79,60 +77,61 @@ func OptionsFor(s *scenario.Scenario, more ...[]autoscalerflags.Setting) (Option
 	return Options{Scenario: s, Autoscaler: d.Autoscaler, ScanInterval: d.ScanInterval}, nil
 }
 
-// Engine is one simulation; use Run.
+// Engine is one simulation; use Run. It holds a few collaborators, each
+// with one idea, and the event loop that ties them to the decision core:
+//
+//   - events: the queue of what happens at a point of virtual time (events.go);
+//   - cloud: the node groups, their creations, deletions, stockouts,
+//     interruptions and GPU failures (cluster.go, interruptions.go,
+//     gpufailure.go);
+//   - work: the Deployments, Jobs, gangs and their pods (workload.go,
+//     gang.go, hpa.go);
+//   - sched: the placement model that binds pending pods (scheduler.go);
+//   - rec: the accounting of costs, waits, unserved demand and samples
+//     (record.go, unserved.go, limitwatch.go);
+//   - pace: when the next loop, HPA sync and sample are due, and whether
+//     anything changed since the last loop (engine.go);
+//   - stop: what ends a run early (limits.go).
+//
+// The loop hands the snapshot to autoscaler.Step and carries the plan out
+// through simActuator (autoscale.go, actuator.go).
 type Engine struct {
 	opts Options
 	sc   *scenario.Scenario
 	auto *autoscaler.Autoscaler
 	snap *snapshot.Snapshot
-	rng  *rand.Rand
-	// irng draws interruptions; interrupting are the nodes under notice.
-	irng         *rand.Rand
-	interrupting map[string]bool
 
 	now    time.Duration
 	end    time.Duration
 	events eventQueue
-	seq    uint64
 
-	groups    []*groupState
-	groupByID map[string]*groupState
-	workloads []*workloadState
-	pods      map[string]*simPod
-	pending   []*simPod
-	podSeq    int
-
+	cloud cloud
+	work  workloads
 	sched schedulerState
+	rec   recorder
+	pace  pacing
+	stop  runStop
 
-	// changed counts changes the autoscaler would see.
+	// outcomes are what became of actions since the last loop.
+	outcomes []autoscaler.Outcome
+	// err is the first error of an action that cannot return one.
+	err error
+}
+
+// pacing says when the event loop next runs each of its periodic steps, and
+// counts the changes the autoscaler would see.
+type pacing struct {
+	// scan is the autoscaler loop's period.
+	scan time.Duration
+	// changed counts changes the autoscaler would see; schedDirty is set
+	// when the scheduler should look at the pending pods again.
 	changed             uint64
 	schedDirty          bool
 	nextLoop, lastLoop  time.Duration
 	nextHPA, nextSample time.Duration
-	untilJobsDone       bool
-	jobs                int // Job pods in the scenario
-
-	// outcomes are what became of actions since the last loop.
-	outcomes []autoscaler.Outcome
-	// daemonSets are the scenario's, as the core sees them.
-	daemonSets []*appsv1.DaemonSet
-	// err is the first error of an action that cannot return one.
-	err error
-
-	// gangs are the jobs of several pods; requests those of them with an
-	// open ProvisioningRequest, in the order they were opened.
-	gangs    []*gangState
-	requests []*gangState
-	gangSeq  int
-
-	rec recorder
-
-	// done, turns, stopped and planned serve RunContext: a run stops at
-	// the virtual time reached when done closes or memory runs over.
-	done    <-chan struct{}
-	turns   uint64
-	stopped error
-	planned time.Duration
+	// untilJobsDone: the scenario has no duration, so the run ends once
+	// every Job has run and the cluster settled (settled).
+	untilJobsDone bool
 }
 
 // Run simulates opts.Scenario and returns what happened.
@@ -156,10 +155,11 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts: opts, sc: opts.Scenario, auto: auto, snap: snapshot.New(),
-		rng:  rand.New(rand.NewSource(opts.Scenario.Seed)),
-		irng: newInterruptionSource(opts.Scenario.Seed), interrupting: map[string]bool{},
-		groupByID: map[string]*groupState{}, pods: map[string]*simPod{},
-		done: ctx.Done(),
+		sched: schedulerState{cfg: opts.Scenario.Scheduler, rng: rand.New(rand.NewSource(opts.Scenario.Seed))},
+		cloud: newCloud(opts.Scenario.Seed),
+		work:  workloads{pods: map[string]*simPod{}},
+		pace:  pacing{scan: opts.ScanInterval},
+		stop:  runStop{done: ctx.Done(), maxMemory: opts.MaxMemory},
 	}
 	e.initDaemonSets()
 	if err := e.sc.AddStorage(e.snap); err != nil {
@@ -177,9 +177,9 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	if e.end == 0 {
 		// Until every Job has run and the cluster has shrunk back, or a
 		// week past the last ideal end when some Job never can.
-		e.end, e.untilJobsDone = e.lastJobEnd()+MaxOverrun, true
+		e.end, e.pace.untilJobsDone = e.work.lastJobEnd()+MaxOverrun, true
 	}
-	e.rec.init(e)
+	e.rec.init(&e.cloud, &e.work)
 	return e, nil
 }
 
@@ -187,21 +187,21 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 // then scheduling, then the autoscaler's loop (and scheduling again for pods
 // it evicted), then a sample.
 func (e *Engine) run() error {
-	e.nextLoop, e.lastLoop = 0, -1
-	e.nextHPA = 0
-	if len(e.hpaWorkloads()) == 0 {
-		e.nextHPA = never
+	e.pace.nextLoop, e.pace.lastLoop = 0, -1
+	e.pace.nextHPA = 0
+	if len(e.work.withHPA()) == 0 {
+		e.pace.nextHPA = never
 	}
-	e.nextSample = 0
-	e.schedDirty = true
+	e.pace.nextSample = 0
+	e.pace.schedDirty = true
 	lastProgress := time.Duration(-1)
 	for {
-		if e.shouldStop() {
+		if e.stop.shouldStop(e.now) {
 			e.stopHere()
 			break
 		}
-		t := min(e.nextEventAt(), e.nextLoop, e.nextHPA, e.nextSample)
-		if e.untilJobsDone && e.settled(t) {
+		t := min(e.events.nextAt(), e.pace.nextLoop, e.pace.nextHPA, e.pace.nextSample)
+		if e.pace.untilJobsDone && e.settled(t) {
 			e.end = e.now
 			break
 		}
@@ -210,38 +210,38 @@ func (e *Engine) run() error {
 		}
 		e.integrate(t)
 		e.now = t
-		for e.nextEventAt() == t {
-			if err := e.handle(e.popEvent()); err != nil {
+		for e.events.nextAt() == t {
+			if err := e.handle(e.events.pop()); err != nil {
 				return err
 			}
 		}
-		if t == e.nextHPA {
+		if t == e.pace.nextHPA {
 			if err := e.syncHPAs(); err != nil {
 				return err
 			}
-			e.nextHPA = t + e.sc.HPASyncPeriod.Duration
+			e.pace.nextHPA = t + e.sc.HPASyncPeriod.Duration
 		}
-		if e.schedDirty {
+		if e.pace.schedDirty {
 			if err := e.schedulePass(); err != nil {
 				return err
 			}
 		}
-		if t == e.nextLoop {
+		if t == e.pace.nextLoop {
 			if err := e.loop(); err != nil {
 				return err
 			}
 			if e.err != nil {
 				return e.err
 			}
-			if e.schedDirty {
+			if e.pace.schedDirty {
 				if err := e.schedulePass(); err != nil {
 					return err
 				}
 			}
 		}
-		if t == e.nextSample {
-			e.rec.sample(e)
-			e.nextSample = t + e.sc.SampleInterval.Duration
+		if t == e.pace.nextSample {
+			e.rec.sample(e.now, &e.cloud, &e.work)
+			e.pace.nextSample = t + e.sc.SampleInterval.Duration
 		}
 		if e.opts.Progress != nil && t-lastProgress >= e.end/200 {
 			e.opts.Progress(t, e.end)
@@ -259,13 +259,13 @@ func (e *Engine) run() error {
 // settled: every Job has run, the last ideal end has passed, and the
 // cluster is back at its minimum or nothing more will happen to it.
 func (e *Engine) settled(t time.Duration) bool {
-	if e.rec.finished < e.jobs || t <= e.lastJobEnd() {
+	if e.rec.finished < e.work.jobs || t <= e.work.lastJobEnd() {
 		return false
 	}
-	if e.nextEventAt() == never && e.nextLoop == never {
+	if e.events.nextAt() == never && e.pace.nextLoop == never {
 		return true
 	}
-	for _, g := range e.groups {
+	for _, g := range e.cloud.groups {
 		if g.target > g.cfg.MinSize {
 			return false
 		}
@@ -275,22 +275,39 @@ func (e *Engine) settled(t time.Duration) bool {
 
 // touch records a change the autoscaler and the scheduler should look at,
 // and brings the next loop forward to the first scan tick from now.
-func (e *Engine) touch() {
-	e.changed++
-	e.schedDirty = true
-	tick := e.ceilTick(e.now)
-	if tick <= e.lastLoop {
-		tick = e.lastLoop + e.opts.ScanInterval
+func (e *Engine) touch() { e.pace.touch(e.now) }
+
+// touch counts a change seen at now and brings the next loop forward to
+// the first scan tick from now.
+func (p *pacing) touch(now time.Duration) {
+	p.changed++
+	p.schedDirty = true
+	tick := p.ceilTick(now)
+	if tick <= p.lastLoop {
+		tick = p.lastLoop + p.scan
 	}
-	if tick < e.nextLoop {
-		e.nextLoop = tick
+	if tick < p.nextLoop {
+		p.nextLoop = tick
 	}
 }
 
 // ceilTick is the first scan tick at or after t.
-func (e *Engine) ceilTick(t time.Duration) time.Duration {
-	s := e.opts.ScanInterval
-	return (t + s - 1) / s * s
+func (p *pacing) ceilTick(t time.Duration) time.Duration {
+	return (t + p.scan - 1) / p.scan * p.scan
+}
+
+// wake is the first scan tick after now at or after the core's next
+// decision time: until then a loop on unchanged inputs would decide the
+// same. Any change before then brings the loop forward (touch).
+func (p *pacing) wake(now time.Duration, at time.Time) time.Duration {
+	if at.IsZero() {
+		return never
+	}
+	tick := p.ceilTick(at.Sub(Epoch()))
+	if tick <= now {
+		tick = now + p.scan
+	}
+	return tick
 }
 
 // clock turns virtual time into the wall time the core sees.

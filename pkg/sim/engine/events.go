@@ -40,38 +40,47 @@ type event struct {
 	count int
 }
 
-type eventQueue []*event
+// eventQueue holds the events to come, earliest first; seq numbers them
+// in the order they were scheduled.
+type eventQueue struct {
+	heap eventHeap
+	seq  uint64
+}
 
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
+// push queues ev.
+func (q *eventQueue) push(ev *event) {
+	q.seq++
+	ev.seq = q.seq
+	heap.Push(&q.heap, ev)
+}
+
+// nextAt is the time of the earliest queued event, or never.
+func (q *eventQueue) nextAt() time.Duration {
+	if len(q.heap) == 0 {
+		return never
+	}
+	return q.heap[0].at
+}
+
+// pop takes the earliest queued event.
+func (q *eventQueue) pop() *event { return heap.Pop(&q.heap).(*event) }
+
+// eventHeap orders events by time, then by seq (container/heap).
+type eventHeap []*event
+
+func (q eventHeap) Len() int { return len(q) }
+func (q eventHeap) Less(i, j int) bool {
 	if q[i].at != q[j].at {
 		return q[i].at < q[j].at
 	}
 	return q[i].seq < q[j].seq
 }
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *eventQueue) Pop() any {
+func (q eventHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventHeap) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventHeap) Pop() any {
 	old := *q
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
 	*q = old[:len(old)-1]
 	return e
 }
-
-// schedule queues e.
-func (e *Engine) schedule(ev *event) {
-	e.seq++
-	ev.seq = e.seq
-	heap.Push(&e.events, ev)
-}
-
-// nextEventAt is the time of the earliest queued event, or never.
-func (e *Engine) nextEventAt() time.Duration {
-	if len(e.events) == 0 {
-		return never
-	}
-	return e.events[0].at
-}
-
-func (e *Engine) popEvent() *event { return heap.Pop(&e.events).(*event) }

@@ -38,8 +38,8 @@ type gangState struct {
 
 // newGang makes a job of n pods of w arriving at at.
 func (e *Engine) newGang(w *workloadState, n int, at, duration time.Duration) error {
-	e.gangSeq++
-	g := &gangState{name: fmt.Sprintf("%s-gang-%d", w.cfg.Name, e.gangSeq), w: w, arrived: at, started: -1}
+	e.work.gangSeq++
+	g := &gangState{name: fmt.Sprintf("%s-gang-%d", w.cfg.Name, e.work.gangSeq), w: w, arrived: at, started: -1}
 	for k := 0; k < n; k++ {
 		p, err := e.newPod(w, at, duration)
 		if err != nil {
@@ -48,11 +48,11 @@ func (e *Engine) newGang(w *workloadState, n int, at, duration time.Duration) er
 		p.gang = g
 		p.pi.Pod.Labels["gang"] = g.name
 		g.pods = append(g.pods, p)
-		e.jobs++
+		e.work.jobs++
 		e.rec.demand(at, at+duration, w, 1)
-		e.schedule(&event{at: at, kind: evSubmit, pod: p})
+		e.events.push(&event{at: at, kind: evSubmit, pod: p})
 	}
-	e.gangs = append(e.gangs, g)
+	e.work.gangs = append(e.work.gangs, g)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (e *Engine) openRequest(g *gangState) {
 			p.pi.Pod.Annotations[pr.AnnotationConsume] = name
 		}
 	}
-	e.requests = append(e.requests, g)
+	e.work.requests = append(e.work.requests, g)
 	e.rec.gangRequests++
 	e.touch()
 }
@@ -99,8 +99,8 @@ func (e *Engine) requestInput() []pr.Request {
 	if !e.requestsOn() {
 		return nil
 	}
-	out := make([]pr.Request, 0, len(e.requests))
-	for _, g := range e.requests {
+	out := make([]pr.Request, 0, len(e.work.requests))
+	for _, g := range e.work.requests {
 		src := g.pods[0].pi.Pod
 		spec := src.Spec.DeepCopy()
 		spec.NodeName = ""
@@ -117,7 +117,7 @@ func (e *Engine) requestInput() []pr.Request {
 // booking used up closes the request.
 func (e *Engine) setRequestConditions(a autoscaler.SetRequestConditions) error {
 	var g *gangState
-	for _, x := range e.requests {
+	for _, x := range e.work.requests {
 		if x.req.Namespace == a.Namespace && x.req.Name == a.Name {
 			g = x
 		}
@@ -135,7 +135,7 @@ func (e *Engine) setRequestConditions(a autoscaler.SetRequestConditions) error {
 		}
 	case g.req.IsTrue(pr.Provisioned) && g.gated:
 		g.gated = false
-		e.schedDirty = true
+		e.pace.schedDirty = true
 	}
 	e.touch()
 	return nil
@@ -149,9 +149,9 @@ func (e *Engine) closeRequest(g *gangState) {
 			delete(p.pi.Pod.Annotations, pr.AnnotationConsume)
 		}
 	}
-	for i, x := range e.requests {
+	for i, x := range e.work.requests {
 		if x == g {
-			e.requests = append(e.requests[:i], e.requests[i+1:]...)
+			e.work.requests = append(e.work.requests[:i], e.work.requests[i+1:]...)
 			break
 		}
 	}
@@ -164,14 +164,14 @@ func (e *Engine) closeRequest(g *gangState) {
 func (e *Engine) placeGang(checker *predicates.Checker, g *gangState) (bool, error) {
 	var waiting []*simPod
 	for _, p := range g.pods {
-		if p.node == "" && e.pods[p.pi.Pod.Name] == p {
+		if p.node == "" && e.work.pods[p.pi.Pod.Name] == p {
 			waiting = append(waiting, p)
 		}
 	}
 	nodes := make([]*snapshot.NodeInfo, len(waiting))
 	e.snap.Fork()
 	for i, p := range waiting {
-		nodes[i] = e.pickNode(checker, p.pi)
+		nodes[i] = e.sched.pickNode(e.snap, checker, p.pi)
 		if nodes[i] == nil {
 			return false, e.snap.Revert()
 		}
@@ -237,7 +237,7 @@ func (g *GangResult) WaitPercentile(p float64) time.Duration {
 func (e *Engine) gangResult(res *Result) {
 	gr := GangResult{Requests: e.rec.gangRequests, Requeues: e.rec.gangRequeues}
 	gr.Waits = append(gr.Waits, e.rec.gangWaits...)
-	for _, g := range e.gangs {
+	for _, g := range e.work.gangs {
 		if g.arrived > e.end {
 			continue
 		}

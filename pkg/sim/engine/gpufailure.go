@@ -20,9 +20,9 @@ type gpuFailure struct {
 
 // scheduleGPUFailures queues every group's GPU failures.
 func (e *Engine) scheduleGPUFailures() {
-	for _, g := range e.groups {
+	for _, g := range e.cloud.groups {
 		for _, f := range g.cfg.GPUFailures {
-			e.schedule(&event{at: f.At.Duration, kind: evGPUFailure, failure: &gpuFailure{group: g, cfg: f}})
+			e.events.push(&event{at: f.At.Duration, kind: evGPUFailure, failure: &gpuFailure{group: g, cfg: f}})
 		}
 	}
 }

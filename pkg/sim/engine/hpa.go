@@ -67,7 +67,7 @@ func (e *Engine) syncHPA(w *workloadState) error {
 	v := &w.view
 	// A serving Deployment's metrics move with every request: no sync is
 	// skipped.
-	same := w.serving == nil && v.built && v.version == w.version && e.now < v.nextReady && e.utilFor(w, v.ready) == v.util
+	same := w.serving == nil && v.built && v.version == w.version && e.now < v.nextReady && w.utilFor(e.now, v.ready) == v.util
 	if same && w.steady && !e.opts.EveryLoop {
 		w.skipped, w.skippedAt = true, e.now
 		return nil
@@ -79,9 +79,9 @@ func (e *Engine) syncHPA(w *workloadState) error {
 		}
 		w.skipped = false
 	}
-	pods, metric := e.view(w)
+	pods, metric := w.hpaInput(e.now)
 	if w.serving != nil {
-		e.servingMetrics(w, metric)
+		w.servingMetrics(e.now, metric)
 	}
 	n, steady, err := w.hpa.Sync(clock(e.now), int32(w.desired), pods, metric)
 	if err != nil {
@@ -95,12 +95,12 @@ func (e *Engine) syncHPA(w *workloadState) error {
 }
 
 // utilFor is the value each of ready Ready pods reports at now.
-func (e *Engine) utilFor(w *workloadState, ready int) int64 {
+func (w *workloadState) utilFor(now time.Duration, ready int) int64 {
 	if ready == 0 || w.serving != nil {
 		return 0
 	}
 	l := w.cfg.Deployment.Load
-	return int64(min(100, 100*load(l, e.now)/float64(ready)/l.CapacityPerPod) * 1000)
+	return int64(min(100, 100*load(l, now)/float64(ready)/l.CapacityPerPod) * 1000)
 }
 
 // hpaView is what the HPA sees of a Deployment's pods, kept up to date in
@@ -128,15 +128,15 @@ func hpaPod(p *simPod) *v1.Pod {
 	}
 }
 
-// view refreshes what the HPA sees of w at now. Ready pods share the load
+// hpaInput refreshes what the HPA sees of w at now. Ready pods share the load
 // equally, each at most 100% busy; running pods not yet Ready report 0
 // (they serve nothing); pending pods have no sample.
-func (e *Engine) view(w *workloadState) ([]*v1.Pod, map[string]hpa.PodMetric) {
+func (w *workloadState) hpaInput(now time.Duration) ([]*v1.Pod, map[string]hpa.PodMetric) {
 	v := &w.view
-	if !v.built || v.version != w.version || e.now >= v.nextReady {
-		e.rebuildView(w)
+	if !v.built || v.version != w.version || now >= v.nextReady {
+		w.rebuildView(now)
 	}
-	if util := e.utilFor(w, v.ready); util != v.util {
+	if util := w.utilFor(now, v.ready); util != v.util {
 		for _, name := range v.readyNames {
 			v.metric[name] = hpa.PodMetric{Value: util}
 		}
@@ -146,7 +146,7 @@ func (e *Engine) view(w *workloadState) ([]*v1.Pod, map[string]hpa.PodMetric) {
 }
 
 // rebuildView writes every pod's status and sample afresh.
-func (e *Engine) rebuildView(w *workloadState) {
+func (w *workloadState) rebuildView(now time.Duration) {
 	d := w.cfg.Deployment
 	v := &w.view
 	if v.metric == nil {
@@ -165,7 +165,7 @@ func (e *Engine) rebuildView(w *workloadState) {
 		}
 		readyAt := p.boundAt + d.ReadyAfter.Duration
 		cond := v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: metav1.NewTime(clock(p.boundAt))}
-		if e.now >= readyAt {
+		if now >= readyAt {
 			cond.Status, cond.LastTransitionTime = v1.ConditionTrue, metav1.NewTime(clock(readyAt))
 			v.ready++
 			v.readyNames = append(v.readyNames, pod.Name)

@@ -49,18 +49,18 @@ func (e *Engine) scheduleInterruption(g *groupState, node string) {
 	if r <= 0 {
 		return
 	}
-	life := time.Duration(e.irng.ExpFloat64() / r * float64(time.Hour))
+	life := time.Duration(e.cloud.irng.ExpFloat64() / r * float64(time.Hour))
 	if life > math.MaxInt64/4 {
 		return
 	}
-	e.schedule(&event{at: e.now + life, kind: evInterrupt, node: node})
+	e.events.push(&event{at: e.now + life, kind: evInterrupt, node: node})
 }
 
 // scheduleInterruptionTrace queues each group's interruption trace.
 func (e *Engine) scheduleInterruptionTrace() {
-	for _, g := range e.groups {
+	for _, g := range e.cloud.groups {
 		for _, in := range g.cfg.Interruptions {
-			e.schedule(&event{at: in.At.Duration, kind: evInterruptGroup, group: g, count: in.Count})
+			e.events.push(&event{at: in.At.Duration, kind: evInterruptGroup, group: g, count: in.Count})
 		}
 	}
 }
@@ -70,7 +70,7 @@ func (e *Engine) scheduleInterruptionTrace() {
 func (e *Engine) interruptGroup(g *groupState, count int) error {
 	var names []string
 	for _, ni := range e.snap.NodesInGroup(g.cfg.Name) {
-		if !e.interrupting[ni.Name()] {
+		if !e.cloud.interrupting[ni.Name()] {
 			names = append(names, ni.Name())
 		}
 	}
@@ -92,17 +92,17 @@ func nodeNumber(name string) int {
 // interrupt taints a node with the interruption signal; the cloud reclaims
 // it at the end of the notice.
 func (e *Engine) interrupt(name string) error {
-	if e.snap.Node(name) == nil || e.interrupting[name] {
+	if e.snap.Node(name) == nil || e.cloud.interrupting[name] {
 		return nil // removed before its interruption came, or interrupted already
 	}
 	e.rec.interruptions++
-	e.interrupting[name] = true
+	e.cloud.interrupting[name] = true
 	if err := e.replaceNode(name, func(n *v1.Node) {
 		n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: e.sc.InterruptionTaint, Value: "sim", Effect: v1.TaintEffectNoSchedule})
 	}); err != nil {
 		return err
 	}
-	e.schedule(&event{at: e.now + e.sc.InterruptionNotice.Duration, kind: evReclaim, node: name})
+	e.events.push(&event{at: e.now + e.sc.InterruptionNotice.Duration, kind: evReclaim, node: name})
 	return nil
 }
 
@@ -113,7 +113,7 @@ func (e *Engine) reclaim(name string) error {
 	if ni == nil {
 		return nil // drained and removed within the notice
 	}
-	g := e.groupByID[ni.Group]
+	g := e.cloud.byID[ni.Group]
 	e.rec.reclaimedNodes++
 	if err := e.evictAll(name); err != nil {
 		return err
@@ -121,7 +121,7 @@ func (e *Engine) reclaim(name string) error {
 	if err := e.removeNode(name); err != nil {
 		return err
 	}
-	delete(e.interrupting, name)
+	delete(e.cloud.interrupting, name)
 	return e.requestNodes(g, 1)
 }
 
@@ -129,7 +129,7 @@ func (e *Engine) reclaim(name string) error {
 // interrupted,
 // the run it had there, and makes it do that run again.
 func (e *Engine) lostRun(p *simPod, node string, ran time.Duration) {
-	if !e.interrupting[node] || p.duration == 0 {
+	if !e.cloud.interrupting[node] || p.duration == 0 {
 		return
 	}
 	h := ran.Hours()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/metrics"
+	"time"
 )
 
 // memoryCheckEvery is how many turns of the event loop pass between two
@@ -38,9 +39,9 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if max := opts.MaxVirtualTime; max > 0 && e.end > max {
 		why := fmt.Sprintf("scenario %s runs for %s", e.sc.Name, e.end)
-		if e.untilJobsDone {
+		if e.pace.untilJobsDone {
 			why = fmt.Sprintf("scenario %s has no duration and its last Job would end at %s, plus up to %s while Jobs wait",
-				e.sc.Name, e.lastJobEnd(), MaxOverrun)
+				e.sc.Name, e.work.lastJobEnd(), MaxOverrun)
 		}
 		return nil, &LimitError{Option: "MaxVirtualTime", Limit: max.String(), Need: "virtual time " + e.end.String(), Why: why}
 	}
@@ -48,26 +49,36 @@ func RunContext(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("scenario %s at %s: %w", e.sc.Name, e.now, err)
 	}
 	res := e.result()
-	if e.stopped != nil {
-		res.Stopped = e.stopped.Error()
-		return res, fmt.Errorf("scenario %s stopped at virtual time %s of %s: %w", e.sc.Name, e.now, e.planned, e.stopped)
+	if e.stop.stopped != nil {
+		res.Stopped = e.stop.stopped.Error()
+		return res, fmt.Errorf("scenario %s stopped at virtual time %s of %s: %w", e.sc.Name, e.now, e.stop.planned, e.stop.stopped)
 	}
 	return res, nil
 }
 
+// runStop serves RunContext: a run stops at the virtual time reached when
+// done closes or memory runs over.
+type runStop struct {
+	done      <-chan struct{}
+	maxMemory uint64 // Options.MaxMemory
+	turns     uint64
+	stopped   error
+	planned   time.Duration
+}
+
 // shouldStop is called at the top of every turn of the event loop. When it
 // says stop, the run ends at the current virtual time.
-func (e *Engine) shouldStop() bool {
-	e.turns++
+func (s *runStop) shouldStop(now time.Duration) bool {
+	s.turns++
 	select {
-	case <-e.done:
-		e.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
+	case <-s.done:
+		s.stopped = fmt.Errorf("interrupted: %w", context.Canceled)
 		return true
 	default:
 	}
-	if e.turns%memoryCheckEvery == 0 {
-		if err := e.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", e.now)); err != nil {
-			e.stopped = err
+	if s.turns%memoryCheckEvery == 0 {
+		if err := s.overMemory(fmt.Sprintf("the run holds more memory than allowed at virtual time %s", now)); err != nil {
+			s.stopped = err
 			return true
 		}
 	}
@@ -76,9 +87,9 @@ func (e *Engine) shouldStop() bool {
 
 // startInterrupted is an error once the run's context is done: start-up
 // (thousands of nodes and pods) stops there too, not only the event loop.
-func (e *Engine) startInterrupted(what string) error {
+func (s *runStop) startInterrupted(what string) error {
 	select {
-	case <-e.done:
+	case <-s.done:
 		return fmt.Errorf("interrupted while starting %s: %w", what, context.Canceled)
 	default:
 		return nil
@@ -87,19 +98,19 @@ func (e *Engine) startInterrupted(what string) error {
 
 // overMemory is a *LimitError when the process holds more than
 // Options.MaxMemory; why says what was going on.
-func (e *Engine) overMemory(why string) error {
-	if e.opts.MaxMemory == 0 {
+func (s *runStop) overMemory(why string) error {
+	if s.maxMemory == 0 {
 		return nil
 	}
-	if held := heldMemory(); held > e.opts.MaxMemory {
-		return &LimitError{Option: "MaxMemory", Limit: bytesString(e.opts.MaxMemory), Need: bytesString(held) + " held", Why: why}
+	if held := heldMemory(); held > s.maxMemory {
+		return &LimitError{Option: "MaxMemory", Limit: bytesString(s.maxMemory), Need: bytesString(held) + " held", Why: why}
 	}
 	return nil
 }
 
 // stopHere ends the run at the virtual time reached.
 func (e *Engine) stopHere() {
-	e.planned = e.end
+	e.stop.planned = e.end
 	e.end = e.now
 }
 

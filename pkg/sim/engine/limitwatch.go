@@ -25,7 +25,7 @@ type LimitHit struct {
 // waiting pod, and adds up how long each does.
 type limitWatch struct {
 	checked  bool
-	changed  uint64 // Engine.changed when last found
+	changed  uint64 // the engine's change count when last found
 	binding  []string
 	hits     map[string]*LimitHit
 	per      []limits.Totals // of each group's template node
@@ -43,8 +43,8 @@ type fitKey struct {
 // now, the cluster being as it is since the last change.
 func (e *Engine) watchLimits(dt time.Duration) {
 	w := &e.rec.limits
-	if !w.checked || w.changed != e.changed {
-		w.checked, w.changed = true, e.changed
+	if !w.checked || w.changed != e.pace.changed {
+		w.checked, w.changed = true, e.pace.changed
 		w.binding = e.bindingLimits()
 	}
 	for _, name := range w.binding {
@@ -66,7 +66,7 @@ func (e *Engine) watchLimits(dt time.Duration) {
 // A group with nodes still coming (asked for, or registered without their
 // GPUs) is not held back yet: those nodes may be for the pod.
 func (e *Engine) bindingLimits() []string {
-	if len(e.pending) == 0 {
+	if len(e.work.pending) == 0 {
 		return nil
 	}
 	w := &e.rec.limits
@@ -75,12 +75,12 @@ func (e *Engine) bindingLimits() []string {
 	}
 	lim := e.opts.Autoscaler.Limits
 	var totals limits.Totals
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		totals.Add(w.per[i], g.target)
 	}
-	why := make([]string, len(e.groups)) // "" for a group that can grow
+	why := make([]string, len(e.cloud.groups)) // "" for a group that can grow
 	held := false
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		switch n, which := lim.Headroom(totals, w.per[i]); {
 		case g.target >= g.cfg.MaxSize:
 			why[i] = fmt.Sprintf("node group %s max size %d", g.cfg.Name, g.cfg.MaxSize)
@@ -95,14 +95,14 @@ func (e *Engine) bindingLimits() []string {
 	e.clearComing(why)
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range e.pending {
+	for _, p := range e.work.pending {
 		if seen[p.w.key] {
 			continue
 		}
 		seen[p.w.key] = true
 		var limitsHit []string
 		open := false
-		for i := range e.groups {
+		for i := range e.cloud.groups {
 			if !e.fitsTemplate(p, i) {
 				continue
 			}
@@ -127,7 +127,7 @@ func (e *Engine) bindingLimits() []string {
 
 // clearComing marks as able to grow the groups with nodes still coming.
 func (e *Engine) clearComing(why []string) {
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		for _, c := range g.inFlight {
 			if !c.canceled {
 				why[i] = ""
@@ -135,9 +135,9 @@ func (e *Engine) clearComing(why []string) {
 		}
 	}
 	for _, ni := range e.snap.Nodes() {
-		if g := e.groupByID[ni.Group]; g != nil && g.gpus > 0 && gpu.Allocatable(ni.Node) == 0 {
-			for i := range e.groups {
-				if e.groups[i] == g {
+		if g := e.cloud.byID[ni.Group]; g != nil && g.gpus > 0 && gpu.Allocatable(ni.Node) == 0 {
+			for i := range e.cloud.groups {
+				if e.cloud.groups[i] == g {
 					why[i] = ""
 				}
 			}
@@ -148,7 +148,7 @@ func (e *Engine) clearComing(why []string) {
 func (e *Engine) initLimitWatch() {
 	w := &e.rec.limits
 	w.fits = map[fitKey]bool{}
-	for _, g := range e.groups {
+	for _, g := range e.cloud.groups {
 		w.per = append(w.per, limits.NodeTotals(g.template))
 		s := snapshot.New()
 		n := g.template.DeepCopy()

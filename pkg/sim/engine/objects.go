@@ -23,7 +23,7 @@ import (
 func (e *Engine) initDaemonSets() {
 	for _, d := range e.sc.DaemonSets {
 		labels := map[string]string{"daemonset": d.Name}
-		e.daemonSets = append(e.daemonSets, &appsv1.DaemonSet{
+		e.work.daemonSets = append(e.work.daemonSets, &appsv1.DaemonSet{
 			ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, UID: types.UID("ds/" + d.Namespace + "/" + d.Name)},
 			Spec: appsv1.DaemonSetSpec{
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -39,7 +39,7 @@ func (e *Engine) initDaemonSets() {
 // placeDaemonSetPods runs every DaemonSet that fits a new node there, as
 // the DaemonSet controller would.
 func (e *Engine) placeDaemonSetPods(n *v1.Node) error {
-	for _, ds := range e.daemonSets {
+	for _, ds := range e.work.daemonSets {
 		spec := ds.Spec.Template.Spec
 		if !tolerates(spec.Tolerations, n.Spec.Taints) {
 			continue
@@ -95,13 +95,13 @@ func (e *Engine) isDaemonSetPod(pi *snapshot.PodInfo) bool {
 // many running pods are above the budget's floor.
 func (e *Engine) pdbs() []*policyv1.PodDisruptionBudget {
 	var out []*policyv1.PodDisruptionBudget
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		b := w.cfg.PDB
 		if b == nil {
 			continue
 		}
 		running, expected := 0, 0
-		for _, p := range e.pods {
+		for _, p := range e.work.pods {
 			if p.w == w {
 				expected++
 				if p.node != "" {
@@ -181,7 +181,7 @@ func (e *Engine) fail(err error) {
 // live shell lists them, for --min-replica-count.
 func (e *Engine) replicas() drain.Replicas {
 	out := drain.Replicas{}
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		if w.cfg.Deployment != nil {
 			out[drain.ControllerKey{Namespace: w.cfg.Namespace, Kind: "ReplicaSet", Name: w.cfg.Name + "-rs"}] = int32(w.desired)
 		}

@@ -161,12 +161,13 @@ type recorder struct {
 	lostHours, lostGPUHours       float64
 }
 
-func (r *recorder) init(e *Engine) {
-	r.nodeTime = make([]exactHours, len(e.groups))
-	for _, g := range e.groups {
+// init sizes the recorder for the cloud's groups and names the series.
+func (r *recorder) init(cl *cloud, ws *workloads) {
+	r.nodeTime = make([]exactHours, len(cl.groups))
+	for _, g := range cl.groups {
 		r.series.Groups = append(r.series.Groups, g.cfg.Name)
 	}
-	for _, w := range e.workloads {
+	for _, w := range ws.list {
 		if w.cfg.Deployment != nil {
 			r.series.Deployments = append(r.series.Deployments, w.key)
 		}
@@ -185,7 +186,7 @@ func (e *Engine) integrate(t time.Duration) {
 	}
 	dt := t - r.last
 	var gpus int64
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		r.nodeTime[i].add(int64(g.target), dt)
 		gpus += int64(g.target) * g.gpus
 	}
@@ -196,11 +197,11 @@ func (e *Engine) integrate(t time.Duration) {
 	r.last = t
 }
 
-// cost is what the nodes cost so far.
-func (e *Engine) cost() float64 {
+// cost is what the groups' nodes cost so far.
+func (r *recorder) cost(groups []*groupState) float64 {
 	c := 0.0
-	for i, g := range e.groups {
-		c += e.rec.nodeTime[i].hours() * g.cfg.PricePerHour
+	for i, g := range groups {
+		c += r.nodeTime[i].hours() * g.cfg.PricePerHour
 	}
 	return c
 }
@@ -247,31 +248,32 @@ func amountOf(req *snapshot.Resource) bound.Amount {
 		GPUs: float64(gpu.Requested(req))}
 }
 
-func (r *recorder) sample(e *Engine) {
+// sample appends the state at now to the series.
+func (r *recorder) sample(now time.Duration, cl *cloud, ws *workloads) {
 	s := &r.series
-	s.Times = append(s.Times, e.now)
-	nodes := make([]int, len(e.groups))
+	s.Times = append(s.Times, now)
+	nodes := make([]int, len(cl.groups))
 	var prov int64
-	for i, g := range e.groups {
+	for i, g := range cl.groups {
 		nodes[i] = g.target
 		prov += int64(g.target) * g.gpus
 	}
 	s.Nodes = append(s.Nodes, nodes)
-	s.Pending = append(s.Pending, len(e.pending))
+	s.Pending = append(s.Pending, len(ws.pending))
 	s.GPUsAllocated = append(s.GPUsAllocated, r.gpuAllocated)
 	s.GPUsProvisioned = append(s.GPUsProvisioned, prov)
 	var reps []int
-	for _, w := range e.workloads {
+	for _, w := range ws.list {
 		if w.cfg.Deployment != nil {
 			reps = append(reps, w.desired)
 		}
 	}
 	s.Replicas = append(s.Replicas, reps)
 	if len(s.Serving) > 0 {
-		waiting, ready := e.servingSample()
+		waiting, ready := ws.servingSample(now)
 		s.Waiting, s.ServingReady = append(s.Waiting, waiting), append(s.ServingReady, ready)
 	}
-	s.Cost = append(s.Cost, e.cost())
+	s.Cost = append(s.Cost, r.cost(cl.groups))
 }
 
 func (e *Engine) result() *Result {
@@ -284,7 +286,7 @@ func (e *Engine) result() *Result {
 		Interruptions: InterruptionResult{Nodes: r.interruptions, Reclaimed: r.reclaimedNodes,
 			LostPodHours: r.lostHours, LostGPUHours: r.lostGPUHours},
 	}
-	for i, g := range e.groups {
+	for i, g := range e.cloud.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,
 			NodeHours: r.nodeTime[i].hours(), PeakNodes: g.peakNodes, Added: g.added, Removed: g.removed}
 		gr.Cost = gr.NodeHours * gr.PricePerHour
@@ -297,7 +299,7 @@ func (e *Engine) result() *Result {
 				Memory: g.template.Status.Allocatable.Memory().Value(), Scalar: scalarOf(g.template.Status.Allocatable)})})
 	}
 	waits := append([]time.Duration(nil), r.waits...)
-	for _, p := range e.pending {
+	for _, p := range e.work.pending {
 		waits = append(waits, e.end-p.queuedAt)
 		if p.afterEviction {
 			r.unserved.evictionWait += e.end - p.queuedAt
@@ -306,16 +308,16 @@ func (e *Engine) result() *Result {
 			res.Unscheduled++
 		}
 	}
-	res.PendingAtEnd = len(e.pending)
+	res.PendingAtEnd = len(e.work.pending)
 	e.gangResult(res)
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	res.Waits = waits
 	e.unservedResult(res)
 	res.LimitsReached = r.limits.result()
-	for _, w := range e.workloads {
+	for _, w := range e.work.list {
 		res.HPAChanges += w.changes
 	}
-	res.Serving = e.servingResults()
+	res.Serving = e.work.servingResults(e.end)
 	res.Demand = append([]bound.Change(nil), r.demandList...)
 	res.PodDemand = append([]bound.PodChange(nil), r.podDemand...)
 	return res

@@ -2,6 +2,7 @@ package engine
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"math/rand"
 
 	"github.com/gpuscale/gpuscale/pkg/predicates"
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
@@ -15,10 +16,13 @@ const (
 	defaultMemoryRequest   = 200 << 20
 )
 
-// schedulerState is what the placement model keeps between pods: where the
-// next search starts, as kube-scheduler rotates it, and which workloads
-// found no node since room last grew.
+// schedulerState is the placement model: its scoring, the seeded source
+// that breaks ties, and what it keeps between pods: where the next search
+// starts, as kube-scheduler rotates it, and which workloads found no node
+// since room last grew.
 type schedulerState struct {
+	cfg       scenario.Scheduler
+	rng       *rand.Rand
 	nextStart int
 	// capacity counts the changes that can make room (a pod leaving, a
 	// node arriving or getting its GPUs); failedAt[key] is capacity+1 when
@@ -28,15 +32,15 @@ type schedulerState struct {
 }
 
 // roomGrew notes a change after which pods that found no node may fit.
-func (e *Engine) roomGrew() { e.sched.capacity++ }
+func (s *schedulerState) roomGrew() { s.capacity++ }
 
 // schedulePass tries the pending pods in queue order, as kube-scheduler's
 // queue would after a cluster change. A workload whose pod found no node is
 // not tried again until room grows: its pods are identical, and binding
 // only takes room.
 func (e *Engine) schedulePass() error {
-	e.schedDirty = false
-	if len(e.pending) == 0 {
+	e.pace.schedDirty = false
+	if len(e.work.pending) == 0 {
 		return nil
 	}
 	if e.sched.failedAt == nil {
@@ -44,8 +48,8 @@ func (e *Engine) schedulePass() error {
 	}
 	mark := e.sched.capacity + 1
 	checker := predicates.New(e.snap)
-	kept := e.pending[:0]
-	for _, p := range e.pending {
+	kept := e.work.pending[:0]
+	for _, p := range e.work.pending {
 		if p.node != "" {
 			continue // bound with its gang
 		}
@@ -68,7 +72,7 @@ func (e *Engine) schedulePass() error {
 			kept = append(kept, p)
 			continue
 		}
-		node := e.pickNode(checker, p.pi)
+		node := e.sched.pickNode(e.snap, checker, p.pi)
 		if node == nil {
 			e.sched.failedAt[p.w.key] = mark
 			kept = append(kept, p)
@@ -78,10 +82,10 @@ func (e *Engine) schedulePass() error {
 			return err
 		}
 	}
-	for i := len(kept); i < len(e.pending); i++ {
-		e.pending[i] = nil
+	for i := len(kept); i < len(e.work.pending); i++ {
+		e.work.pending[i] = nil
 	}
-	e.pending = kept
+	e.work.pending = kept
 	return nil
 }
 
@@ -92,7 +96,7 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 		return err
 	}
 	p.node, p.boundAt = node.Name(), e.now
-	if err := e.servingBound(p); err != nil {
+	if err := p.w.servingBound(p, e.now); err != nil {
 		return err
 	}
 	p.w.version++
@@ -100,12 +104,12 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 	e.rec.dequeued(p, e.now)
 	e.rec.gpuAllocated += p.w.gpus
 	if p.duration > 0 {
-		e.schedule(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})
+		e.events.push(&event{at: e.now + p.remaining, kind: evFinish, pod: p, gen: p.gen})
 	}
 	if p.gang != nil {
 		e.gangBound(p.gang)
 	}
-	e.changed++
+	e.pace.changed++
 	return nil
 }
 
@@ -113,8 +117,8 @@ func (e *Engine) bind(p *simPod, node *snapshot.NodeInfo) error {
 // broken at random with the scenario's seed. Like kube-scheduler it stops
 // after enough feasible nodes (percentageOfNodesToScore's adaptive
 // default) and starts each search where the previous one ended.
-func (e *Engine) pickNode(checker *predicates.Checker, pi *snapshot.PodInfo) *snapshot.NodeInfo {
-	nodes := e.snap.Nodes()
+func (s *schedulerState) pickNode(snap *snapshot.Snapshot, checker *predicates.Checker, pi *snapshot.PodInfo) *snapshot.NodeInfo {
+	nodes := snap.Nodes()
 	n := len(nodes)
 	if n == 0 {
 		return nil
@@ -123,7 +127,7 @@ func (e *Engine) pickNode(checker *predicates.Checker, pi *snapshot.PodInfo) *sn
 	pc := checker.PreparePodInfo(pi)
 	var best *snapshot.NodeInfo
 	bestScore, ties, found := int64(-1), 0, 0
-	start := e.sched.nextStart % n
+	start := s.nextStart % n
 	visited := 0
 	for ; visited < n && found < want; visited++ {
 		ni := nodes[(start+visited)%n]
@@ -131,18 +135,18 @@ func (e *Engine) pickNode(checker *predicates.Checker, pi *snapshot.PodInfo) *sn
 			continue
 		}
 		found++
-		s := e.score(pi, ni)
+		sc := s.score(pi, ni)
 		switch {
-		case s > bestScore:
-			best, bestScore, ties = ni, s, 1
-		case s == bestScore:
+		case sc > bestScore:
+			best, bestScore, ties = ni, sc, 1
+		case sc == bestScore:
 			ties++
-			if e.rng.Intn(ties) == 0 {
+			if s.rng.Intn(ties) == 0 {
 				best = ni
 			}
 		}
 	}
-	e.sched.nextStart = (start + visited) % n
+	s.nextStart = (start + visited) % n
 	return best
 }
 
@@ -165,10 +169,10 @@ func feasibleToFind(n int) int {
 
 // score is NodeResourcesFit's score (0..100) with the scenario's strategy
 // and resource weights; resources the node does not have are skipped.
-func (e *Engine) score(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) int64 {
+func (s *schedulerState) score(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) int64 {
 	var sum, weights int64
-	most := e.sc.Scheduler.Scoring == scenario.MostAllocated
-	for name, w := range e.sc.Scheduler.Resources {
+	most := s.cfg.Scoring == scenario.MostAllocated
+	for name, w := range s.cfg.Resources {
 		alloc := ni.Allocatable.Get(name)
 		if alloc <= 0 {
 			continue
@@ -177,11 +181,11 @@ func (e *Engine) score(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) int64 {
 		if req > alloc {
 			req = alloc
 		}
-		s := (alloc - req) * 100 / alloc
+		v := (alloc - req) * 100 / alloc
 		if most {
-			s = req * 100 / alloc
+			v = req * 100 / alloc
 		}
-		sum += s * w
+		sum += v * w
 		weights += w
 	}
 	if weights == 0 {

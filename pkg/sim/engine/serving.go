@@ -52,13 +52,13 @@ const servingDemandBucket = time.Minute
 // the replicas its requests' work fills minute by minute
 // (serving.WorkReplicas), not the replicas an HPA asked for, which would
 // make any policy look close to the bound.
-func (e *Engine) servingDemand(w *workloadState) {
+func (r *recorder) servingDemand(w *workloadState) {
 	s := w.serving
 	steps := serving.WorkReplicas(s.fleet.Profile(), s.cfg.ServingRequests(), servingDemandBucket.Seconds())
 	prev := 0
 	for i, n := range append(steps, 0) { // back to 0 after the last
 		if n != prev {
-			e.rec.demandStep(time.Duration(i)*servingDemandBucket, w, n-prev)
+			r.demandStep(time.Duration(i)*servingDemandBucket, w, n-prev)
 			prev = n
 		}
 	}
@@ -68,24 +68,24 @@ func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // servingBound starts a replica when its pod is bound: it takes the GPUs
 // now and serves once Ready (the model loaded, readyAfter later).
-func (e *Engine) servingBound(p *simPod) error {
-	s := p.w.serving
+func (w *workloadState) servingBound(p *simPod, now time.Duration) error {
+	s := w.serving
 	if s == nil {
 		return nil
 	}
-	s.fleet.Advance(seconds(e.now))
-	name := p.pi.Pod.Name
-	s.busy[name], s.busyAt[name] = 0, seconds(e.now+p.w.cfg.Deployment.ReadyAfter.Duration)
-	return s.fleet.Add(name, seconds(e.now+p.w.cfg.Deployment.ReadyAfter.Duration))
+	s.fleet.Advance(seconds(now))
+	name, ready := p.pi.Pod.Name, seconds(now+w.cfg.Deployment.ReadyAfter.Duration)
+	s.busy[name], s.busyAt[name] = 0, ready
+	return s.fleet.Add(name, ready)
 }
 
 // servingUnbound drains the replica of a pod taken off its node.
-func (e *Engine) servingUnbound(p *simPod) error {
-	s := p.w.serving
+func (w *workloadState) servingUnbound(p *simPod, now time.Duration) error {
+	s := w.serving
 	if s == nil {
 		return nil
 	}
-	s.fleet.Advance(seconds(e.now))
+	s.fleet.Advance(seconds(now))
 	delete(s.busy, p.pi.Pod.Name)
 	delete(s.busyAt, p.pi.Pod.Name)
 	return s.fleet.Remove(p.pi.Pod.Name)
@@ -95,9 +95,9 @@ func (e *Engine) servingUnbound(p *simPod) error {
 // now, in milli-units: its requests without a first token (those held at
 // the router shared among the Ready pods) or the percent of the time since
 // the last sync its GPU was busy.
-func (e *Engine) servingMetrics(w *workloadState, metric map[string]hpa.PodMetric) {
+func (w *workloadState) servingMetrics(at time.Duration, metric map[string]hpa.PodMetric) {
 	s := w.serving
-	now := seconds(e.now)
+	now := seconds(at)
 	s.fleet.Advance(now)
 	states := s.fleet.Replicas()
 	ready := 0
@@ -134,13 +134,13 @@ func (e *Engine) servingMetrics(w *workloadState, metric map[string]hpa.PodMetri
 
 // servingSample counts, for each serving Deployment, its requests without
 // a first token and its replicas serving.
-func (e *Engine) servingSample() (waiting, ready []int) {
-	for _, w := range e.workloads {
+func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {
+	for _, w := range ws.list {
 		s := w.serving
 		if s == nil {
 			continue
 		}
-		s.fleet.Advance(seconds(e.now))
+		s.fleet.Advance(seconds(now))
 		n, r := s.fleet.Held(), 0
 		for _, st := range s.fleet.Replicas() {
 			n += st.Waiting
@@ -154,19 +154,19 @@ func (e *Engine) servingSample() (waiting, ready []int) {
 }
 
 // servingResults measure every serving Deployment at the end of the run.
-func (e *Engine) servingResults() []ServingResult {
+func (ws *workloads) servingResults(end time.Duration) []ServingResult {
 	var out []ServingResult
-	for _, w := range e.workloads {
+	for _, w := range ws.list {
 		s := w.serving
 		if s == nil {
 			continue
 		}
-		s.fleet.Advance(seconds(e.end))
+		s.fleet.Advance(seconds(end))
 		p := s.fleet.Profile()
 		out = append(out, ServingResult{
 			Workload: w.key, GPU: p.GPU, Model: p.Model,
 			Summary:      s.fleet.Summarize(s.cfg.SLO.Seconds()),
-			WorkGPUHours: serving.WorkGPUSeconds(p, arrivedBy(s.cfg.ServingRequests(), seconds(e.end))) / 3600,
+			WorkGPUHours: serving.WorkGPUSeconds(p, arrivedBy(s.cfg.ServingRequests(), seconds(end))) / 3600,
 		})
 	}
 	return out

@@ -77,7 +77,7 @@ func (r *recorder) interrupted(p *simPod, ran time.Duration) {
 func (e *Engine) unservedResult(res *Result) {
 	u := &e.rec.unserved
 	var jobs, jobGPUs exactHours
-	for _, p := range e.pods {
+	for _, p := range e.work.pods {
 		if p.duration <= 0 {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,6 +14,22 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/sim/scenario"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
+
+// workloads are the scenario's Deployments, Jobs and gangs, their pods,
+// and the DaemonSets as the core sees them.
+type workloads struct {
+	list    []*workloadState
+	pods    map[string]*simPod
+	pending []*simPod
+	podSeq  int
+	jobs    int // Job pods in the scenario
+	// gangs are the jobs of several pods; requests those of them with an
+	// open ProvisioningRequest, in the order they were opened.
+	gangs      []*gangState
+	requests   []*gangState
+	gangSeq    int
+	daemonSets []*appsv1.DaemonSet
+}
 
 // workloadState is a Deployment or a set of Jobs.
 type workloadState struct {
@@ -75,13 +92,13 @@ type simPod struct {
 func (e *Engine) initWorkloads() error {
 	for i := range e.sc.Workloads {
 		cfg := &e.sc.Workloads[i]
-		if err := e.startInterrupted(fmt.Sprintf("workload %s (%d of %d workloads)", cfg.Name, i, len(e.sc.Workloads))); err != nil {
+		if err := e.stop.startInterrupted(fmt.Sprintf("workload %s (%d of %d workloads)", cfg.Name, i, len(e.sc.Workloads))); err != nil {
 			return err
 		}
 		w := &workloadState{cfg: cfg, index: i, key: cfg.Namespace + "/" + cfg.Name}
 		w.req = snapshot.ResourceFromList(cfg.Pod.Requests)
 		w.gpus = gpu.Requested(&w.req)
-		e.workloads = append(e.workloads, w)
+		e.work.list = append(e.work.list, w)
 		if d := cfg.Deployment; d != nil {
 			if d.Serving != nil {
 				s, err := newServingState(d.Serving)
@@ -89,7 +106,7 @@ func (e *Engine) initWorkloads() error {
 					return servingError(i, err)
 				}
 				w.serving = s
-				e.servingDemand(w)
+				e.rec.servingDemand(w)
 			}
 			if d.HPA != nil {
 				h, err := e.opts.NewPodAutoscaler(*d.HPA)
@@ -118,14 +135,14 @@ func (e *Engine) initWorkloads() error {
 				if err != nil {
 					return err
 				}
-				e.jobs++
-				if e.jobs%(64*memoryCheckEvery) == 0 { // a scenario may ask for more pods than fit in memory
-					if err := e.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.jobs)); err != nil {
+				e.work.jobs++
+				if e.work.jobs%(64*memoryCheckEvery) == 0 { // a scenario may ask for more pods than fit in memory
+					if err := e.stop.overMemory(fmt.Sprintf("workloads[%d] has submitted %d Job pods so far, more than fit", i, e.work.jobs)); err != nil {
 						return err
 					}
 				}
 				e.rec.demand(b.At.Duration, b.At.Duration+b.Duration.Duration, w, 1)
-				e.schedule(&event{at: b.At.Duration, kind: evSubmit, pod: p})
+				e.events.push(&event{at: b.At.Duration, kind: evSubmit, pod: p})
 			}
 		}
 	}
@@ -144,8 +161,8 @@ func scalarOf(rl v1.ResourceList) map[v1.ResourceName]int64 {
 
 // newPod builds a pod of w submitted at submit.
 func (e *Engine) newPod(w *workloadState, submit, duration time.Duration) (*simPod, error) {
-	e.podSeq++
-	name := fmt.Sprintf("%s-%d", w.cfg.Name, e.podSeq)
+	e.work.podSeq++
+	name := fmt.Sprintf("%s-%d", w.cfg.Name, e.work.podSeq)
 	kind, owner := "Job", w.cfg.Name
 	if w.cfg.Deployment != nil {
 		kind, owner = "ReplicaSet", w.cfg.Name+"-rs"
@@ -168,7 +185,7 @@ func (e *Engine) newPod(w *workloadState, submit, duration time.Duration) (*simP
 		return nil, fmt.Errorf("workload %s: %w", w.key, err)
 	}
 	p := &simPod{pi: pi, w: w, submit: submit, duration: duration, remaining: duration}
-	e.pods[name] = p
+	e.work.pods[name] = p
 	return p, nil
 }
 
@@ -189,7 +206,7 @@ func (e *Engine) submit(p *simPod) {
 // enqueue puts a pod in the scheduling queue and starts its wait.
 func (e *Engine) enqueue(p *simPod) {
 	p.queuedAt = e.now
-	e.pending = append(e.pending, p)
+	e.work.pending = append(e.work.pending, p)
 	e.rec.queued(p, 1)
 }
 
@@ -198,7 +215,7 @@ func (e *Engine) finish(p *simPod) error {
 	if err := e.unbind(p); err != nil {
 		return err
 	}
-	delete(e.pods, p.pi.Pod.Name)
+	delete(e.work.pods, p.pi.Pod.Name)
 	e.rec.finished++
 	return nil
 }
@@ -208,7 +225,7 @@ func (e *Engine) unbind(p *simPod) error {
 	if err := e.snap.RemovePod(p.pi.Pod.Namespace, p.pi.Pod.Name); err != nil {
 		return err
 	}
-	if err := e.servingUnbound(p); err != nil {
+	if err := p.w.servingUnbound(p, e.now); err != nil {
 		return err
 	}
 	p.pi.Pod.Spec.NodeName = ""
@@ -216,7 +233,7 @@ func (e *Engine) unbind(p *simPod) error {
 	p.gen++
 	p.w.version++
 	e.rec.gpuAllocated -= p.w.gpus
-	e.roomGrew()
+	e.sched.roomGrew()
 	e.touch()
 	return nil
 }
@@ -269,7 +286,7 @@ func (e *Engine) setReplicas(w *workloadState, n int) error {
 			return err
 		}
 		if len(w.replicas)%(64*memoryCheckEvery) == 0 {
-			if err := e.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
+			if err := e.stop.overMemory(fmt.Sprintf("Deployment %s has %d replicas so far, more than fit", w.key, len(w.replicas))); err != nil {
 				return err
 			}
 		}
@@ -310,9 +327,9 @@ func (e *Engine) deletePod(p *simPod) error {
 			return err
 		}
 	} else {
-		for i, q := range e.pending {
+		for i, q := range e.work.pending {
 			if q == p {
-				e.pending = append(e.pending[:i], e.pending[i+1:]...)
+				e.work.pending = append(e.work.pending[:i], e.work.pending[i+1:]...)
 				break
 			}
 		}
@@ -326,7 +343,7 @@ func (e *Engine) deletePod(p *simPod) error {
 		}
 	}
 	w.version++
-	delete(e.pods, p.pi.Pod.Name)
+	delete(e.work.pods, p.pi.Pod.Name)
 	e.touch()
 	return nil
 }
@@ -346,9 +363,10 @@ func load(l *scenario.LoadCurve, now time.Duration) float64 {
 	return a.Value + f*(b.Value-a.Value)
 }
 
-func (e *Engine) hpaWorkloads() []*workloadState {
+// withHPA are the Deployments with an HorizontalPodAutoscaler.
+func (ws *workloads) withHPA() []*workloadState {
 	var out []*workloadState
-	for _, w := range e.workloads {
+	for _, w := range ws.list {
 		if w.hpa != nil {
 			out = append(out, w)
 		}
@@ -358,7 +376,7 @@ func (e *Engine) hpaWorkloads() []*workloadState {
 
 // syncHPAs runs every HPA once, as the controller does each sync period.
 func (e *Engine) syncHPAs() error {
-	for _, w := range e.hpaWorkloads() {
+	for _, w := range e.work.withHPA() {
 		if err := e.syncHPA(w); err != nil {
 			return fmt.Errorf("HPA of %s: %w", w.key, err)
 		}
@@ -367,9 +385,9 @@ func (e *Engine) syncHPAs() error {
 }
 
 // lastJobEnd is when every Job would have finished with no wait.
-func (e *Engine) lastJobEnd() time.Duration {
+func (ws *workloads) lastJobEnd() time.Duration {
 	var end time.Duration
-	for _, w := range e.workloads {
+	for _, w := range ws.list {
 		for _, b := range w.cfg.Jobs {
 			end = max(end, b.At.Duration+b.Duration.Duration)
 		}
