@@ -281,6 +281,9 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 		bad("jobs", "a workload is a deployment or jobs, not both")
 	case w.Deployment != nil:
 		errs = append(errs, w.Deployment.validate(path+".deployment")...)
+		if sv := w.Deployment.Serving; sv != nil {
+			errs = append(errs, sv.validateGPUs(path, w.Pod)...)
+		}
 	}
 	if b := w.PDB; b != nil {
 		switch {

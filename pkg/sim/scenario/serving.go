@@ -9,6 +9,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/sim/serving"
 )
 
@@ -103,6 +104,25 @@ func (s *Serving) validate(path string, d *Deployment) []error {
 		}
 	}
 	return errs
+}
+
+// validateGPUs checks that a serving pod asks for the GPUs one replica of
+// its profile runs on: a 70B replica on four GPUs needs pods of four.
+func (s *Serving) validateGPUs(path string, pod PodTemplate) []error {
+	p, err := s.Profile()
+	if err != nil {
+		return nil // reported on serving.model
+	}
+	var gpus int64
+	for name, q := range pod.Requests {
+		if gpu.IsGPUResource(name) {
+			gpus += q.Value()
+		}
+	}
+	if gpus != int64(p.GPUs) {
+		return []error{fmt.Errorf("%s.pod.requests: a replica of %s on %s takes %d GPU(s), the pod asks for %d", path, p.Model, p.GPU, p.GPUs, gpus)}
+	}
+	return nil
 }
 
 // servingMetrics checks that an HPA of a serving Deployment reads what its

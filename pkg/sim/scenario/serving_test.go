@@ -59,6 +59,7 @@ func TestServingScenarioParses(t *testing.T) {
 func TestServingScenarioNamesTheField(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{"model: 8B", "model: 8B\n      startAt: -1s", "workloads[0].deployment.serving.startAt: must not be negative, got -1s"},
+		{`nvidia.com/gpu: "1"}}`, `nvidia.com/gpu: "2"}}`, "workloads[0].pod.requests: a replica of 8B on H100 takes 1 GPU(s), the pod asks for 2"},
 		{"model: 8B", "model: 9B", `workloads[0].deployment.serving.model: serving model "9B": not calibrated`},
 		{"{at: 1s, input: 200", "{at: -1s, input: 200", "workloads[0].deployment.serving.requests[1].at: must not be negative, got -1s"},
 		{"{at: 0s, input: 100", "{at: 5s, input: 100", "workloads[0].deployment.serving.requests[1].at: must not go back in time, got 1s after 5s"},
