@@ -92,25 +92,18 @@ func (w *workloadState) servingUnbound(p *simPod, now time.Duration) error {
 }
 
 // servingMetrics is what each Ready pod of a serving Deployment reports
-// now, in milli-units: its requests without a first token (those held at
-// the router shared among the Ready pods) or the percent of the time since
-// the last sync its GPU was busy.
+// now, in milli-units: its requests without a first token, or the percent
+// of the time since the last sync its GPU was busy. (Requests wait at the
+// router only while no replica is Ready, when no pod reports at all.)
 func (w *workloadState) servingMetrics(at time.Duration, metric map[string]hpa.PodMetric) {
 	s := w.serving
 	now := seconds(at)
 	s.fleet.Advance(now)
 	states := s.fleet.Replicas()
-	ready := 0
-	for _, st := range states {
-		if st.Ready {
-			ready++
-		}
-	}
 	name := scenario.QueueDepthMetric
 	if h := w.cfg.Deployment.HPA; h != nil && len(h.Metrics) > 0 && h.Metrics[0].Pods != nil {
 		name = h.Metrics[0].Pods.Metric.Name
 	}
-	held := float64(s.fleet.Held())
 	for _, st := range states {
 		if !st.Ready {
 			continue
@@ -126,7 +119,7 @@ func (w *workloadState) servingMetrics(at time.Duration, metric map[string]hpa.P
 			}
 			s.busy[st.Name], s.busyAt[st.Name] = st.BusySeconds, now
 		default:
-			v = float64(st.Waiting) + held/float64(ready)
+			v = float64(st.Waiting)
 		}
 		metric[st.Name] = hpa.PodMetric{Value: int64(math.Round(v * 1000))}
 	}
