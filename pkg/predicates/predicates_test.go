@@ -186,3 +186,60 @@ func TestPrepareRefusesInvalidPod(t *testing.T) {
 		t.Fatalf("err = %v, want one naming maxSkew", err)
 	}
 }
+
+// TestSpreadFollowsNodeChanges: the domains a spread constraint counts
+// are kept while only pods are placed, and follow nodes that join or
+// leave: a zone whose only node is new is the emptiest, and a pod placed
+// in each of the old zones makes the new zone the only one it fits.
+func TestSpreadFollowsNodeChanges(t *testing.T) {
+	s := snapshot.New()
+	_ = s.AddNode(builder.Node("a1").Zone("a").Build())
+	_ = s.AddNode(builder.Node("b1").Zone("b").Build())
+	pod := func(name string) *v1.Pod {
+		return builder.Pod(name).Label("app", "web").Spread(zone, 1, "app", "web").Build()
+	}
+	c := predicates.New(s)
+	pc, err := c.Prepare(pod("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a1", "b1"} {
+		if r := pc.Check(s.Node(n)); !r.Fits() {
+			t.Fatalf("%s refused with no pods placed: %s", n, r)
+		}
+	}
+	s.Fork()
+	place := func(name, node string) {
+		t.Helper()
+		pi, err := snapshot.NewPodInfo(pod(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Place(pi, s.Node(node)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	place("w1", "a1")
+	if r := pc.Check(s.Node("a1")); r.Predicate != predicates.PodTopologySpread {
+		t.Fatalf("a second pod in zone a with b empty: %s, want PodTopologySpread", r)
+	}
+	_ = s.AddNode(builder.Node("c1").Zone("c").Build())
+	place("w2", "b1")
+	for node, fits := range map[string]bool{"a1": false, "b1": false, "c1": true} {
+		if r := pc.Check(s.Node(node)); r.Fits() != fits {
+			t.Errorf("with zones a and b holding one pod and c none, %s: %s, want fits=%v", node, r, fits)
+		}
+	}
+	_ = s.Revert()
+	// Zone c is gone again: its count must not hold a or b back.
+	for _, n := range []string{"a1", "b1"} {
+		if r := pc.Check(s.Node(n)); !r.Fits() {
+			t.Errorf("after the revert, %s refused: %s", n, r)
+		}
+	}
+	_ = s.RemoveNode("b1")
+	place("w3", "a1")
+	if r := pc.Check(s.Node("a1")); !r.Fits() {
+		t.Errorf("zone a is the only zone left, so skew is 0: %s", r)
+	}
+}

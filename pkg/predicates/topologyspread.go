@@ -22,6 +22,13 @@ type spreadConstraint struct {
 	// the global minimum used for skew.
 	counts map[string]int
 	min    int
+	// domains are the domain values of the eligible nodes, which depend on
+	// the nodes alone: kept while the snapshot's nodes stay the same
+	// (domainsAt is its NodesGeneration), so that placing pods one by one
+	// does not weigh every node again.
+	domains    []string
+	domainsAt  uint64
+	hasDomains bool
 }
 
 type spreadState struct {
@@ -41,10 +48,8 @@ func (s *spreadState) prepare(snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffin
 		c := &s.constraints[i]
 		c.counts = make(map[string]int)
 		// Every eligible node makes its domain count, even with no pods.
-		for _, ni := range snap.Nodes() {
-			if s.eligible(c, ni.Node, pod, na) {
-				c.counts[ni.Node.Labels[c.key]] += 0
-			}
+		for _, d := range s.eligibleDomains(c, snap, pod, na) {
+			c.counts[d] = 0
 		}
 		if c.selector.Empty() {
 			continue // an empty selector counts no pods
@@ -71,6 +76,26 @@ func (s *spreadState) prepare(snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffin
 			}
 		}
 	}
+}
+
+// eligibleDomains lists the domain values of the nodes eligible for c,
+// weighing every node only when the nodes changed since the last call.
+func (s *spreadState) eligibleDomains(c *spreadConstraint, snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffinity.RequiredNodeAffinity) []string {
+	if c.hasDomains && c.domainsAt == snap.NodesGeneration() {
+		return c.domains
+	}
+	seen := map[string]bool{}
+	c.domains = c.domains[:0]
+	for _, ni := range snap.Nodes() {
+		if s.eligible(c, ni.Node, pod, na) {
+			if v := ni.Node.Labels[c.key]; !seen[v] {
+				seen[v] = true
+				c.domains = append(c.domains, v)
+			}
+		}
+	}
+	c.domainsAt, c.hasDomains = snap.NodesGeneration(), true
+	return c.domains
 }
 
 // eligible: the node has every constraint's key and passes c's node
