@@ -194,4 +194,3 @@ func heapMiB() float64 {
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapInuse) / (1 << 20)
 }
-

@@ -243,3 +243,43 @@ func TestSpreadFollowsNodeChanges(t *testing.T) {
 		t.Errorf("zone a is the only zone left, so skew is 0: %s", r)
 	}
 }
+
+// TestSpreadDomainsFollowNodeSelector: with the node affinity policy
+// honoured (the default) only the domains of nodes the pod's node
+// selector admits count for skew; ignored, every domain does. Two
+// matching pods sit in zone a, where the one selected node is.
+func TestSpreadDomainsFollowNodeSelector(t *testing.T) {
+	ignore := v1.NodeInclusionPolicyIgnore
+	cases := []struct {
+		name   string
+		policy *v1.NodeInclusionPolicy
+		fits   bool
+	}{
+		{"honoured: zone b holds no selected node", nil, true},
+		{"ignored: zone b is empty, skew 3", &ignore, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := snapshot.New()
+			for _, n := range []string{"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"} {
+				b := builder.Node(n).Zone(n[:1])
+				if n == "a1" {
+					b.Label("pool", "x")
+				}
+				_ = s.AddNode(b.Build())
+			}
+			for _, p := range []string{"w1", "w2"} {
+				_ = s.AddPod(builder.Pod(p).Label("app", "web").OnNode("a1").Build())
+			}
+			pod := builder.Pod("p").Label("app", "web").NodeSelector("pool", "x").Spread(zone, 1, "app", "web").Build()
+			pod.Spec.TopologySpreadConstraints[0].NodeAffinityPolicy = tc.policy
+			pc, err := predicates.New(s).Prepare(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := pc.Check(s.Node("a1")); r.Fits() != tc.fits {
+				t.Errorf("a1: %s, want fits=%v", r, tc.fits)
+			}
+		})
+	}
+}
