@@ -1,40 +1,17 @@
 package autoscaler_test
 
 import (
-	"math"
-	"os"
 	"runtime"
-	"sort"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/internal/benchcluster"
+	"github.com/gpuscale/gpuscale/internal/benchmeasure"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 )
-
-// ultraNodes is the node count of the ultra-scale benchmarks, from
-// GPUSCALE_BENCH_NODES; they are skipped without it, so that `make bench`
-// stays short (`make bench-ultra` sets 100000).
-func ultraNodes(b *testing.B) int {
-	v := os.Getenv("GPUSCALE_BENCH_NODES")
-	if v == "" {
-		b.Skip("GPUSCALE_BENCH_NODES is not set (make bench-ultra sets it)")
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 100 {
-		b.Fatalf("GPUSCALE_BENCH_NODES: want a node count of at least 100, got %q", v)
-	}
-	return n
-}
-
-// ultraGoals: with GPUSCALE_BENCH_GOALS=1 a case that misses its goal at
-// 100,000 nodes or more fails the benchmark.
-func ultraGoals(nodes int) bool { return nodes >= 100000 && os.Getenv("GPUSCALE_BENCH_GOALS") == "1" }
 
 // ultraOptions are the defaults with the cluster-wide core and memory
 // limits lifted: the mixed cluster at 100,000 nodes is past them.
@@ -62,7 +39,7 @@ func ultraOptions() autoscaler.Options {
 // process per loop (cpu-s/op: garbage collection included) and the heap
 // after a collection at the end.
 func BenchmarkUltraStep(b *testing.B) {
-	nodes := ultraNodes(b)
+	nodes := benchmeasure.Nodes(b)
 	start := time.Now()
 	s, err := benchcluster.Mixed(nodes, 10)
 	if err == nil {
@@ -71,7 +48,7 @@ func BenchmarkUltraStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%d nodes, %d pods built in %v; heap after GC %.0f MiB", nodes, s.PodCount(), time.Since(start).Round(time.Millisecond), heapMiB())
+	b.Logf("%d nodes, %d pods built in %v; heap after GC %.0f MiB", nodes, s.PodCount(), time.Since(start).Round(time.Millisecond), benchmeasure.HeapMiB())
 	scaleDownAll := func(o *autoscaler.Options) {
 		d := &o.ScaleDown
 		d.UnneededTime, d.MaxScaleDownParallelism, d.MaxDrainParallelism, d.NonEmptyCandidatesCount, d.MaxBulkSoftTaintCount = 0, 0, 0, 0, 0
@@ -108,7 +85,7 @@ func BenchmarkUltraStep(b *testing.B) {
 			var plan autoscaler.Plan
 			loops := make([]time.Duration, 0, b.N)
 			var outcomes []autoscaler.Outcome
-			cpu0 := cpuTime()
+			cpu0 := benchmeasure.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if bc.fresh {
 					a = newAutoscaler()
@@ -120,12 +97,12 @@ func BenchmarkUltraStep(b *testing.B) {
 				loops = append(loops, time.Since(t))
 				outcomes = calledOff(plan)
 			}
-			cpu := cpuTime() - cpu0
+			cpu := benchmeasure.CPUTime() - cpu0
 			b.StopTimer()
-			p99 := percentile(loops, 0.99)
+			p99 := benchmeasure.Percentile(loops, 0.99)
 			b.ReportMetric(p99.Seconds(), "p99-s")
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(heapMiB(), "heap-MiB")
+			b.ReportMetric(benchmeasure.HeapMiB(), "heap-MiB")
 			st := plan.Status
 			nodesUp := 0
 			for _, u := range st.ScaleUps {
@@ -134,8 +111,7 @@ func BenchmarkUltraStep(b *testing.B) {
 			b.ReportMetric(float64(nodesUp), "nodes-up")
 			b.ReportMetric(float64(st.Cluster.ScaleDown.Candidates), "unneeded")
 			b.ReportMetric(float64(removals(plan)), "removals")
-			b.Logf("scale-down: %+v", st.Cluster.ScaleDown)
-			if ultraGoals(nodes) && p99 > bc.goal {
+			if benchmeasure.Goals(nodes) && p99 > bc.goal {
 				b.Errorf("p99 %v is past the goal of %v at %d nodes", p99, bc.goal, nodes)
 			}
 		})
@@ -166,31 +142,4 @@ func removals(p autoscaler.Plan) int {
 		}
 	}
 	return n
-}
-
-// percentile is the q-quantile of ds (nearest rank).
-func percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[int(math.Ceil(q*float64(len(s))))-1]
-}
-
-// cpuTime is the user and system time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// heapMiB is the heap in use after a collection.
-func heapMiB() float64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return float64(ms.HeapInuse) / (1 << 20)
 }
