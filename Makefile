@@ -104,7 +104,8 @@ bench:
 
 ## bench-ultra: Step and the live loop at ULTRA_NODES nodes of 10 pods
 ## (default 100,000 nodes, 1,000,000 pods), ULTRA_LOOPS loops each; a case
-## past its goal fails. Needs about 10 GiB of memory; run one at a time.
+## past its goal fails. At 100,000 nodes Step's benchmark peaks at about 7 GB
+## resident and the live loop's at about 18 GB; run one at a time.
 bench-ultra:
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=1 $(GO) test -run '^$$' -bench 'BenchmarkUltraStep' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/autoscaler/
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=1 $(GO) test -run '^$$' -bench 'BenchmarkUltraLoop' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/controller/
