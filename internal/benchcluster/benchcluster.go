@@ -149,3 +149,45 @@ func Pending(n int) []*v1.Pod {
 	}
 	return out
 }
+
+// FreshLabel marks the nodes of the groups AddFreshGroups makes: pods
+// that select it fit no node of Mixed, so they need new nodes.
+const FreshLabel = "bench.gpuscale.io/fresh"
+
+// AddFreshGroups adds, in the first zone, one empty group of each
+// shape whose template carries FreshLabel, each up to max nodes.
+func AddFreshGroups(s *snapshot.Snapshot, max int) error {
+	for _, sh := range shapes {
+		t := template(sh, zones()[0])
+		t.Name = "template-fresh-" + sh.name
+		t.Labels[FreshLabel] = "true"
+		g := snapshot.NodeGroup{ID: "fresh-" + sh.name, MaxSize: max, Template: t, PricePerHour: sh.pricePerH, InstanceType: sh.name}
+		if err := s.SetNodeGroup(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Fresh makes pods select FreshLabel, so that they need the groups of
+// AddFreshGroups. It changes the pods in place and returns them.
+func Fresh(pods []*v1.Pod) []*v1.Pod {
+	for _, p := range pods {
+		if p.Spec.NodeSelector == nil {
+			p.Spec.NodeSelector = map[string]string{}
+		}
+		p.Spec.NodeSelector[FreshLabel] = "true"
+	}
+	return pods
+}
+
+// Burst makes n pending pods of a few Deployments, each a tenth of a
+// 32-core node (3 cpu, 12Gi): with Fresh, about n/10 new nodes.
+func Burst(n int) []*v1.Pod {
+	out := make([]*v1.Pod, 0, n)
+	for i := 0; i < n; i++ {
+		app := fmt.Sprintf("burst-%d", i%8)
+		out = append(out, Owned(builder.Pod(fmt.Sprintf("burst-%05d", i)).CPU("3").Memory("12Gi").Label("app", app).Build(), app))
+	}
+	return out
+}

@@ -298,10 +298,13 @@ type loop struct {
 	// loop began.
 	nodes     []*snapshot.NodeInfo
 	readiness []clusterstate.NodeState
-	health    status.Health
-	upPlan    scaleup.Plan
-	downPlan  scaledown.Plan
-	consPlan  consolidation.Plan
+	// classify is the loop's Classifier: nodes classified as the loop
+	// began are not classified again.
+	classify clusterstate.Classifier
+	health   status.Health
+	upPlan   scaleup.Plan
+	downPlan scaledown.Plan
+	consPlan consolidation.Plan
 	// repairPlan is node repair's plan of this loop.
 	repairPlan repair.Plan
 	// consolidated counts the consolidation moves started this loop;
@@ -326,7 +329,7 @@ const (
 // plan runs both halves on the (forked) snapshot.
 func (l *loop) plan() error {
 	up, err := l.up.Plan(scaleup.Input{Now: l.in.Now, Snapshot: l.in.Snapshot, Pending: l.in.Pending,
-		DaemonSets: l.in.DaemonSets, State: l.state, Gangs: l.req.gangs, Booked: l.req.booked})
+		DaemonSets: l.in.DaemonSets, State: l.state, Readiness: l.classify, Gangs: l.req.gangs, Booked: l.req.booked})
 	if err != nil {
 		return fmt.Errorf("scale-up: %w", err)
 	}
@@ -356,7 +359,7 @@ func (l *loop) scaleDown() (scaledown.Plan, error) {
 	}
 	return l.down.Plan(scaledown.Input{
 		Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, Deleting: l.deletingForScaleDown(),
-		Reserved: l.reservedNew(), Readiness: l.state.Classifier(s, l.in.Now),
+		Reserved: l.reservedNew(), Readiness: l.classify,
 		LastScaleUp: l.state.LastScaleUp(), LastScaleDelete: l.state.LastScaleDownDelete(),
 		LastScaleDownFailure: l.state.LastScaleDownFailure(),
 	}), nil

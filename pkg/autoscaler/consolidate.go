@@ -60,7 +60,7 @@ func (l *loop) consolidate() ([]Action, error) {
 		}
 	}
 	plan := l.cons.Plan(consolidation.Input{Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, DaemonSets: l.in.DaemonSets,
-		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState, Readiness: l.state.Classifier(s, l.in.Now)})
+		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState, Readiness: l.classify})
 	l.consState, l.consPlan = plan.State, plan
 	for _, m := range plan.Moves {
 		switch m.Kind {

@@ -40,7 +40,7 @@ func (l *loop) repair() []Action {
 		disrupting = append(disrupting, repair.Disrupting{Node: d.Node, Group: d.Group, Repair: m.repairing[d.Node]})
 	}
 	s := l.in.Snapshot
-	plan := l.rep.Plan(repair.Input{Now: l.in.Now, Snapshot: s, Readiness: l.state.Classifier(s, l.in.Now),
+	plan := l.rep.Plan(repair.Input{Now: l.in.Now, Snapshot: s, Readiness: l.classify,
 		Seen: m.seen, Disrupting: disrupting, PDBs: l.in.PDBs, Replicas: l.in.Replicas})
 	m.seen, l.repairPlan = plan.Seen, plan
 	if len(plan.Repairs) == 0 {

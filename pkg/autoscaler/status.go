@@ -191,9 +191,13 @@ func ref(p *v1.Pod) status.Ref { return status.Ref{Namespace: p.Namespace, Name:
 func (l *loop) classifyNodes(s *snapshot.Snapshot) {
 	l.nodes = slices.Clone(s.Nodes())
 	l.readiness = make([]clusterstate.NodeState, len(l.nodes))
+	groups := make([]*snapshot.NodeGroup, len(l.nodes))
+	classify := l.state.Classifier(s, l.in.Now)
 	for i, ni := range l.nodes {
-		l.readiness[i] = l.state.Classify(s, ni, s.NodeGroup(ni.Group), l.in.Now)
+		groups[i] = s.NodeGroup(ni.Group)
+		l.readiness[i] = classify(ni, groups[i])
 	}
+	l.classify = classify.Known(l.nodes, groups, l.readiness)
 }
 
 func sortNodes(ns []status.Node) {

@@ -149,6 +149,39 @@ func (s *State) Classifier(snap *snapshot.Snapshot, now time.Time) Classifier {
 	}
 }
 
+// Known answers from states, what c said of nodes when the loop began,
+// and asks c only of nodes added since (or replaced: a replaced node is a
+// new NodeInfo), so that one loop classifies each node once however many
+// planners ask. The answer stands while the node and its group's template
+// are the ones classified; nodes of groups whose templates publish
+// resource slices are always asked again, since a planner may publish
+// slices in its fork.
+func (c Classifier) Known(nodes []*snapshot.NodeInfo, groups []*snapshot.NodeGroup, states []NodeState) Classifier {
+	type knownState struct {
+		state    NodeState
+		template *v1.Node
+	}
+	known := make(map[*snapshot.NodeInfo]knownState, len(nodes))
+	for i, ni := range nodes {
+		if g := groups[i]; g == nil || len(g.TemplateSlices) == 0 {
+			known[ni] = knownState{states[i], templateOf(g)}
+		}
+	}
+	return func(ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState {
+		if k, ok := known[ni]; ok && k.template == templateOf(g) && (g == nil || len(g.TemplateSlices) == 0) {
+			return k.state
+		}
+		return c(ni, g)
+	}
+}
+
+func templateOf(g *snapshot.NodeGroup) *v1.Node {
+	if g == nil {
+		return nil
+	}
+	return g.Template
+}
+
 // State says how ready ni, of group g, is: as c says, or, for a nil c (a
 // planner used without a loop), as Classify says with the default options.
 func (c Classifier) State(snap *snapshot.Snapshot, now time.Time, ni *snapshot.NodeInfo, g *snapshot.NodeGroup) NodeState {
@@ -185,13 +218,17 @@ func Classify(opts Options, snap *snapshot.Snapshot, ni *snapshot.NodeInfo, g *s
 // starting (NodeStarting): they count as upcoming and are simulated as
 // their template would be once started. Overdue lists those whose
 // accelerators never showed (NodeDevicesOverdue).
-func (s *State) Starting(snap *snapshot.Snapshot, now time.Time) (starting, overdue []*snapshot.NodeInfo) {
+// A nil c classifies as s does.
+func (s *State) Starting(snap *snapshot.Snapshot, now time.Time, c Classifier) (starting, overdue []*snapshot.NodeInfo) {
+	if c == nil {
+		c = s.Classifier(snap, now)
+	}
 	for _, ni := range snap.Nodes() {
 		g := snap.NodeGroup(ni.Group)
 		if g == nil || g.Template == nil {
 			continue
 		}
-		switch s.Classify(snap, ni, g, now) {
+		switch c(ni, g) {
 		case NodeStarting, NodeAwaitingDevices:
 			starting = append(starting, ni)
 		case NodeDevicesOverdue:

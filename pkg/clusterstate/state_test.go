@@ -2,10 +2,12 @@ package clusterstate_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
@@ -168,7 +170,7 @@ func TestAwaitingGPU(t *testing.T) {
 	add("stuck", "gpu", 0, 20*time.Minute)
 	add("ready", "gpu", 1, 20*time.Minute)
 	add("cpu-node", "cpu", 0, time.Minute)
-	starting, overdue := clusterstate.New(clusterstate.DefaultOptions()).Starting(s, t0)
+	starting, overdue := clusterstate.New(clusterstate.DefaultOptions()).Starting(s, t0, nil)
 	if len(starting) != 1 || starting[0].Name() != "fresh" || len(overdue) != 1 || overdue[0].Name() != "stuck" {
 		t.Errorf("starting %v overdue %v, want [fresh] [stuck]", names(starting), names(overdue))
 	}
@@ -226,5 +228,61 @@ func TestGroupProvisionTime(t *testing.T) {
 	}
 	if _, off := st.BackedOff("plain", t0.Add(five)); off {
 		t.Error("plain backed off at +5m")
+	}
+}
+
+// TestKnownClassifierAsksOnlyWhatItDoesNotKnow: nodes classified when
+// the loop began are answered from what was known; a node added or
+// replaced since, a node whose group's template changed and a node of a
+// group publishing resource slices are classified again.
+func TestKnownClassifierAsksOnlyWhatItDoesNotKnow(t *testing.T) {
+	s := snapshot.New()
+	tmpl := builder.Node("t").Build()
+	dra := snapshot.NodeGroup{ID: "dra", MaxSize: 10, Template: tmpl,
+		TemplateSlices: []*resourceapi.ResourceSlice{builder.NodeSlice("t", "gpu.example.com")}}
+	for _, err := range []error{
+		s.SetNodeGroup(snapshot.NodeGroup{ID: "g", MaxSize: 10, Template: tmpl}), s.SetNodeGroup(dra),
+		s.AddNodeInGroup(builder.Node("kept").Build(), "g"), s.AddNodeInGroup(builder.Node("replaced").Build(), "g"),
+		s.AddNodeInGroup(builder.Node("sliced").Build(), "dra"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked []string
+	ask := clusterstate.Classifier(func(ni *snapshot.NodeInfo, _ *snapshot.NodeGroup) clusterstate.NodeState {
+		asked = append(asked, ni.Name())
+		return clusterstate.NodeReady
+	})
+	nodes := s.Nodes()
+	groups := make([]*snapshot.NodeGroup, len(nodes))
+	states := make([]clusterstate.NodeState, len(nodes))
+	for i, ni := range nodes {
+		groups[i], states[i] = s.NodeGroup(ni.Group), clusterstate.NodeUnready
+	}
+	c := ask.Known(nodes, groups, states)
+	if err := s.UpdateNode(builder.Node("replaced").Label("new", "label").Build(), "g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddNodeInGroup(builder.Node("added").Build(), "g"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ni := range s.Nodes() {
+		want := clusterstate.NodeReady
+		if ni.Name() == "kept" {
+			want = clusterstate.NodeUnready // as known, not as ask says
+		}
+		if got := c(ni, s.NodeGroup(ni.Group)); got != want {
+			t.Errorf("%s: %v, want %v", ni.Name(), got, want)
+		}
+	}
+	other := *s.NodeGroup("g")
+	other.Template = builder.Node("t2").Build()
+	if got := c(s.Node("kept"), &other); got != clusterstate.NodeReady {
+		t.Errorf("kept, with another template: %v, want it classified again", got)
+	}
+	want := "added replaced sliced kept"
+	if got := strings.Join(asked, " "); got != want {
+		t.Errorf("asked about %q, want %q", got, want)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -74,12 +75,12 @@ func (r *recordingActuator) RemoveNodes(_ context.Context, a autoscaler.RemoveNo
 // benchController starts a controller's informers on objs and waits for
 // them; the returned actuator records the actions and stop ends the
 // informers.
-func benchController(b *testing.B, group snapshot.NodeGroup, o Options, objs []runtime.Object) (c *Controller, rec *recordingActuator, stop func()) {
+func benchController(b *testing.B, cp cloudprovider.CloudProvider, o Options, objs []runtime.Object) (c *Controller, rec *recordingActuator, stop func()) {
 	b.Helper()
 	client := fake.NewClientset(objs...)
 	o.Address, o.LeaderElection.Enabled, o.Logger = "", false, quiet()
 	o.Clock = clocktesting.NewFakeClock(t0)
-	c, err := New(client, &benchProvider{group: group}, o)
+	c, err := New(client, cp, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func runLoops(b *testing.B, g snapshot.NodeGroup, o Options, objs []runtime.Obje
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			c, rec, stop := benchController(b, g, o, objs)
+			c, rec, stop := benchController(b, &benchProvider{group: g}, o, objs)
 			goruntime.GC()
 			b.StartTimer()
 			if err := c.RunOnce(ctx); err != nil {
@@ -179,7 +180,7 @@ func runLoops(b *testing.B, g snapshot.NodeGroup, o Options, objs []runtime.Obje
 		}
 	})
 	b.Run("steady", func(b *testing.B) {
-		c, rec, stop := benchController(b, g, o, objs)
+		c, rec, stop := benchController(b, &benchProvider{group: g}, o, objs)
 		defer stop()
 		if err := c.RunOnce(ctx); err != nil {
 			b.Fatal(err)

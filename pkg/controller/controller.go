@@ -161,7 +161,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	}
 	c := &Controller{
 		opts: opts, client: client, cp: cp, clock: opts.Clock, log: opts.Logger, auto: auto,
-		factory:  informers.NewSharedInformerFactory(client, 0),
+		factory:  informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(slim)),
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
 		outcomes: actuation.NewQueue(),

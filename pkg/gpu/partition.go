@@ -133,8 +133,12 @@ func ScaleOf(node *v1.Node) Scale {
 		sc.replicas = n
 	}
 	sc.gpu = 1 / sc.replicas
-	if p, err := ParseMIGProfile(node.Labels[LabelGKEGPUPartitionSize]); err == nil {
-		sc.gpu = p.Fraction(sc.memoryGB) / sc.replicas
+	// Labels absent are not parsed: a parse error allocates, and this runs
+	// for every node of every loop.
+	if size, ok := node.Labels[LabelGKEGPUPartitionSize]; ok {
+		if p, err := ParseMIGProfile(size); err == nil {
+			sc.gpu = p.Fraction(sc.memoryGB) / sc.replicas
+		}
 	}
 	rl := node.Status.Allocatable
 	if len(rl) == 0 {
@@ -151,7 +155,11 @@ func ScaleOf(node *v1.Node) Scale {
 }
 
 func positiveLabel(node *v1.Node, key string) float64 {
-	v, err := strconv.ParseFloat(node.Labels[key], 64)
+	l, ok := node.Labels[key]
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseFloat(l, 64)
 	if err != nil || v <= 0 || math.IsInf(v, 0) {
 		return 0
 	}

@@ -248,3 +248,16 @@ func TestAdvertisedResources(t *testing.T) {
 		t.Error("UsesDRADriver")
 	}
 }
+
+// TestScaleOfPlainNodeAllocatesNothing: ScaleOf runs for every node of
+// every loop; a node without sharing or partition labels costs no
+// allocation (no parse error built for an absent label).
+func TestScaleOfPlainNodeAllocatesNothing(t *testing.T) {
+	node := builder.Node("n").CPU("32").Memory("128Gi").GPU(4).Label("k8s.amazonaws.com/accelerator", "nvidia-a10g").Build()
+	if n := testing.AllocsPerRun(100, func() { _ = gpu.ScaleOf(node) }); n != 0 {
+		t.Errorf("ScaleOf allocates %v times per call on a plain GPU node", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = gpu.Devices(node) }); n != 0 {
+		t.Errorf("Devices allocates %v times per call on a plain GPU node", n)
+	}
+}

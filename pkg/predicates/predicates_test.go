@@ -186,3 +186,100 @@ func TestPrepareRefusesInvalidPod(t *testing.T) {
 		t.Fatalf("err = %v, want one naming maxSkew", err)
 	}
 }
+
+// TestSpreadFollowsNodeChanges: the domains a spread constraint counts
+// are kept while only pods are placed, and follow nodes that join or
+// leave: a zone whose only node is new is the emptiest, and a pod placed
+// in each of the old zones makes the new zone the only one it fits.
+func TestSpreadFollowsNodeChanges(t *testing.T) {
+	s := snapshot.New()
+	_ = s.AddNode(builder.Node("a1").Zone("a").Build())
+	_ = s.AddNode(builder.Node("b1").Zone("b").Build())
+	pod := func(name string) *v1.Pod {
+		return builder.Pod(name).Label("app", "web").Spread(zone, 1, "app", "web").Build()
+	}
+	c := predicates.New(s)
+	pc, err := c.Prepare(pod("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a1", "b1"} {
+		if r := pc.Check(s.Node(n)); !r.Fits() {
+			t.Fatalf("%s refused with no pods placed: %s", n, r)
+		}
+	}
+	s.Fork()
+	place := func(name, node string) {
+		t.Helper()
+		pi, err := snapshot.NewPodInfo(pod(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Place(pi, s.Node(node)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	place("w1", "a1")
+	if r := pc.Check(s.Node("a1")); r.Predicate != predicates.PodTopologySpread {
+		t.Fatalf("a second pod in zone a with b empty: %s, want PodTopologySpread", r)
+	}
+	_ = s.AddNode(builder.Node("c1").Zone("c").Build())
+	place("w2", "b1")
+	for node, fits := range map[string]bool{"a1": false, "b1": false, "c1": true} {
+		if r := pc.Check(s.Node(node)); r.Fits() != fits {
+			t.Errorf("with zones a and b holding one pod and c none, %s: %s, want fits=%v", node, r, fits)
+		}
+	}
+	_ = s.Revert()
+	// Zone c is gone again: its count must not hold a or b back.
+	for _, n := range []string{"a1", "b1"} {
+		if r := pc.Check(s.Node(n)); !r.Fits() {
+			t.Errorf("after the revert, %s refused: %s", n, r)
+		}
+	}
+	_ = s.RemoveNode("b1")
+	place("w3", "a1")
+	if r := pc.Check(s.Node("a1")); !r.Fits() {
+		t.Errorf("zone a is the only zone left, so skew is 0: %s", r)
+	}
+}
+
+// TestSpreadDomainsFollowNodeSelector: with the node affinity policy
+// honoured (the default) only the domains of nodes the pod's node
+// selector admits count for skew; ignored, every domain does. Two
+// matching pods sit in zone a, where the one selected node is.
+func TestSpreadDomainsFollowNodeSelector(t *testing.T) {
+	ignore := v1.NodeInclusionPolicyIgnore
+	cases := []struct {
+		name   string
+		policy *v1.NodeInclusionPolicy
+		fits   bool
+	}{
+		{"honoured: zone b holds no selected node", nil, true},
+		{"ignored: zone b is empty, skew 3", &ignore, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := snapshot.New()
+			for _, n := range []string{"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"} {
+				b := builder.Node(n).Zone(n[:1])
+				if n == "a1" {
+					b.Label("pool", "x")
+				}
+				_ = s.AddNode(b.Build())
+			}
+			for _, p := range []string{"w1", "w2"} {
+				_ = s.AddPod(builder.Pod(p).Label("app", "web").OnNode("a1").Build())
+			}
+			pod := builder.Pod("p").Label("app", "web").NodeSelector("pool", "x").Spread(zone, 1, "app", "web").Build()
+			pod.Spec.TopologySpreadConstraints[0].NodeAffinityPolicy = tc.policy
+			pc, err := predicates.New(s).Prepare(pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := pc.Check(s.Node("a1")); r.Fits() != tc.fits {
+				t.Errorf("a1: %s, want fits=%v", r, tc.fits)
+			}
+		})
+	}
+}

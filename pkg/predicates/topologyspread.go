@@ -22,6 +22,13 @@ type spreadConstraint struct {
 	// the global minimum used for skew.
 	counts map[string]int
 	min    int
+	// domains are the domain values of the eligible nodes, which depend on
+	// the nodes alone: kept while the snapshot's nodes stay the same
+	// (domainsAt is its NodesGeneration), so that placing pods one by one
+	// does not weigh every node again.
+	domains    []string
+	domainsAt  uint64
+	hasDomains bool
 }
 
 type spreadState struct {
@@ -41,10 +48,8 @@ func (s *spreadState) prepare(snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffin
 		c := &s.constraints[i]
 		c.counts = make(map[string]int)
 		// Every eligible node makes its domain count, even with no pods.
-		for _, ni := range snap.Nodes() {
-			if s.eligible(c, ni.Node, pod, na) {
-				c.counts[ni.Node.Labels[c.key]] += 0
-			}
+		for _, d := range s.eligibleDomains(c, snap, pod, na) {
+			c.counts[d] = 0
 		}
 		if c.selector.Empty() {
 			continue // an empty selector counts no pods
@@ -71,6 +76,61 @@ func (s *spreadState) prepare(snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffin
 			}
 		}
 	}
+}
+
+// eligibleDomains lists the domain values of the nodes eligible for c,
+// weighing the nodes only when they changed since the last call. Only
+// nodes carrying c.key can be eligible, so the snapshot's label index
+// gives the candidates: domain by domain, stopping at the first eligible
+// node; or, when the pod's node selector is honoured and its rarest label
+// is on fewer nodes than a domain holds on average, only those nodes (none
+// at all when no node carries it: the pod needs new nodes).
+func (s *spreadState) eligibleDomains(c *spreadConstraint, snap *snapshot.Snapshot, pod *v1.Pod, na nodeaffinity.RequiredNodeAffinity) []string {
+	if c.hasDomains && c.domainsAt == snap.NodesGeneration() {
+		return c.domains
+	}
+	c.domains = c.domains[:0]
+	c.domainsAt, c.hasDomains = snap.NodesGeneration(), true
+	domains, keyed := 0, 0
+	snap.ForEachDomain(c.key, func(_ string, nodes int) bool { domains, keyed = domains+1, keyed+nodes; return true })
+	if selKey, selValue, selNodes := rarestSelectorLabel(snap, pod, c.honorAffinty); selNodes >= 0 && selNodes*domains < keyed {
+		seen := map[string]bool{}
+		snap.ForEachNodeInDomain(selKey, selValue, func(ni *snapshot.NodeInfo) bool {
+			if v, ok := ni.Node.Labels[c.key]; ok && !seen[v] && s.eligible(c, ni.Node, pod, na) {
+				seen[v] = true
+				c.domains = append(c.domains, v)
+			}
+			return true
+		})
+		return c.domains
+	}
+	snap.ForEachDomain(c.key, func(v string, _ int) bool {
+		snap.ForEachNodeInDomain(c.key, v, func(ni *snapshot.NodeInfo) bool {
+			if s.eligible(c, ni.Node, pod, na) {
+				c.domains = append(c.domains, v)
+				return false
+			}
+			return true
+		})
+		return true
+	})
+	return c.domains
+}
+
+// rarestSelectorLabel is the entry of the pod's node selector that the
+// fewest nodes carry, and how many; nodes -1 when the selector is empty or
+// not honoured.
+func rarestSelectorLabel(snap *snapshot.Snapshot, pod *v1.Pod, honoured bool) (key, value string, nodes int) {
+	nodes = -1
+	if !honoured {
+		return "", "", -1
+	}
+	for k, v := range pod.Spec.NodeSelector {
+		if n := snap.DomainSize(k, v); nodes < 0 || n < nodes || (n == nodes && k < key) {
+			key, value, nodes = k, v, n
+		}
+	}
+	return key, value, nodes
 }
 
 // eligible: the node has every constraint's key and passes c's node

@@ -28,6 +28,9 @@ type Input struct {
 	// upcoming nodes of each group as State.Update found them on this
 	// snapshot (target decreases decided this loop already applied).
 	State *clusterstate.State
+	// Readiness is the loop's definition of a ready node; nil classifies
+	// as State does.
+	Readiness clusterstate.Classifier
 	// Gangs get room all together or not at all, in order, before the
 	// other pending pods (gang.go). Booked are the pods of bookings: they
 	// take their room first and trigger nothing.
@@ -122,7 +125,7 @@ func (p *Planner) Plan(in Input) (Plan, error) {
 	if err := r.gangs(true); err != nil {
 		return r.plan, err
 	}
-	r.starting, r.overdue = in.State.Starting(r.snap, in.Now)
+	r.starting, r.overdue = in.State.Starting(r.snap, in.Now, in.Readiness)
 	if err := r.addUpcoming(); err != nil {
 		return r.plan, err
 	}

@@ -65,6 +65,31 @@ func (s *Snapshot) NodesInDomain(key, value string) []*NodeInfo {
 	return out
 }
 
+// ForEachDomain calls fn with each value the label key takes across nodes
+// and how many nodes carry it, in no particular order, until fn returns
+// false: for answers that do not depend on the order.
+func (s *Snapshot) ForEachDomain(key string, fn func(value string, nodes int) bool) {
+	for v, set := range s.domains[key] {
+		if !fn(v, len(set)) {
+			return
+		}
+	}
+}
+
+// ForEachNodeInDomain calls fn with each node labelled key=value, in no
+// particular order, until fn returns false: for answers that do not
+// depend on the order (is any node of the domain eligible?).
+func (s *Snapshot) ForEachNodeInDomain(key, value string, fn func(*NodeInfo) bool) {
+	for ni := range s.domains[key][value] {
+		if !fn(ni) {
+			return
+		}
+	}
+}
+
+// DomainSize is how many nodes are labelled key=value.
+func (s *Snapshot) DomainSize(key, value string) int { return len(s.domains[key][value]) }
+
 // NodesWithRequiredAntiAffinity returns the nodes that hold at least one pod
 // with required pod anti-affinity, sorted by name.
 func (s *Snapshot) NodesWithRequiredAntiAffinity() []*NodeInfo {

@@ -38,7 +38,10 @@ type Snapshot struct {
 	antiNodes map[*NodeInfo]struct{}                       // nodes holding pods with required anti-affinity
 
 	generation uint64
-	undo       undoLog
+	// nodesGeneration is the generation of the last node added, removed or
+	// replaced.
+	nodesGeneration uint64
+	undo            undoLog
 }
 
 type labelPair struct{ key, value string }
@@ -69,6 +72,12 @@ func New() *Snapshot {
 // Generation changes whenever the snapshot changes, reverts included, so a
 // caller can tell whether state it derived from the snapshot is still current.
 func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// NodesGeneration changes whenever a node is added, removed or replaced
+// (UpdateNode), reverts included, and not when only pods or other objects
+// change: state derived from the nodes alone (which topology domains a pod
+// may count) stays current while pods are placed.
+func (s *Snapshot) NodesGeneration() uint64 { return s.nodesGeneration }
 
 // AddNode adds a node that belongs to no node group.
 func (s *Snapshot) AddNode(node *v1.Node) error { return s.AddNodeInGroup(node, "") }
@@ -207,6 +216,7 @@ func (s *Snapshot) insertNode(ni *NodeInfo) {
 		set[ni] = struct{}{}
 	}
 	s.changed(change{kind: changeAddNode, node: ni})
+	s.nodesGeneration = s.generation
 }
 
 func (s *Snapshot) deleteNode(ni *NodeInfo) {
@@ -224,6 +234,7 @@ func (s *Snapshot) deleteNode(ni *NodeInfo) {
 		}
 	}
 	s.changed(change{kind: changeRemoveNode, node: ni})
+	s.nodesGeneration = s.generation
 }
 
 func (s *Snapshot) bindPod(pi *PodInfo, ni *NodeInfo, at, antiAt int) {

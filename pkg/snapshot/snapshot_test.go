@@ -329,3 +329,39 @@ func TestScalarResourceNames(t *testing.T) {
 		t.Errorf("scalar names = %v, want %s", got, want)
 	}
 }
+
+// TestNodesGeneration: it moves when a node is added, replaced or removed,
+// and when such a change is reverted, and stays while only pods move.
+func TestNodesGeneration(t *testing.T) {
+	s := snapshot.New()
+	mustAdd(t, s.AddNode(builder.Node("n1").Zone("a").Build()))
+	seen := map[uint64]string{}
+	step := func(what string, wantMoved bool) {
+		t.Helper()
+		g := s.NodesGeneration()
+		_, old := seen[g]
+		if moved := !old; moved != wantMoved {
+			t.Fatalf("after %s: nodes generation %d moved=%v, want %v", what, g, moved, wantMoved)
+		}
+		seen[g] = what
+	}
+	step("first node", true)
+	mustAdd(t, s.AddPod(builder.Pod("p1").OnNode("n1").Build()))
+	step("adding a pod", false)
+	s.Fork()
+	mustAdd(t, s.AddPod(builder.Pod("p2").OnNode("n1").Build()))
+	mustAdd(t, s.RemovePod("default", "p1"))
+	step("moving pods in a fork", false)
+	mustAdd(t, s.AddNode(builder.Node("n2").Zone("b").Build()))
+	step("adding a node", true)
+	mustAdd(t, s.UpdateNode(builder.Node("n1").Zone("c").Build(), ""))
+	step("replacing a node", true)
+	mustAdd(t, s.RemoveNode("n2"))
+	step("removing a node", true)
+	mustAdd(t, s.Revert())
+	step("reverting node changes", true)
+	s.Fork()
+	mustAdd(t, s.RemovePod("default", "p1"))
+	mustAdd(t, s.Revert())
+	step("reverting pod changes", false)
+}

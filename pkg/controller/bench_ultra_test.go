@@ -1,0 +1,115 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gpuscale/gpuscale/internal/benchcluster"
+	"github.com/gpuscale/gpuscale/internal/benchmeasure"
+	"github.com/gpuscale/gpuscale/pkg/limits"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
+)
+
+// mixedProvider serves the groups of benchcluster.Mixed as they are; a
+// node's group is its name less the number Mixed appends.
+type mixedProvider struct{ groups []snapshot.NodeGroup }
+
+func (p *mixedProvider) Name() string                                    { return "bench" }
+func (p *mixedProvider) Refresh(context.Context) error                   { return nil }
+func (p *mixedProvider) NodeGroups() []snapshot.NodeGroup                { return p.groups }
+func (p *mixedProvider) IncreaseSize(context.Context, string, int) error { return nil }
+func (p *mixedProvider) DeleteNodes(context.Context, string, []*v1.Node) error {
+	return nil
+}
+func (p *mixedProvider) DecreaseTargetSize(context.Context, string, int) error { return nil }
+func (p *mixedProvider) NodeGroupForNode(n *v1.Node) (string, error) {
+	return n.Name[:strings.LastIndexByte(n.Name, '-')], nil
+}
+
+// BenchmarkUltraLoop is the whole live loop on the mixed cluster at
+// GPUSCALE_BENCH_NODES nodes of 10 pods each (skipped without it; `make
+// bench-ultra` sets 100000): every node and pod in the informer caches of
+// a fake clientset, with benchcluster.Pending(1000) marked unschedulable
+// (they fit the nearly idle nodes, so the scale-down pass runs too).
+// Each loop builds the snapshot, steps, records the actions and writes the
+// status ConfigMap. It reports the p99 loop, the CPU time of the process
+// per loop, the heap after a collection once the first loop is done and
+// after the last (heap-growth-%), the nodes the last loop added, the first
+// loop of the new controller (first-loop-s: the snapshot built from
+// nothing) and the status ConfigMap's size.
+func BenchmarkUltraLoop(b *testing.B) {
+	nodes := benchmeasure.Nodes(b)
+	s, err := benchcluster.Mixed(nodes, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	objs := make([]runtime.Object, 0, s.PodCount()+nodes+1000)
+	for _, ni := range s.Nodes() {
+		objs = append(objs, ni.Node)
+		for _, pi := range ni.Pods {
+			objs = append(objs, pi.Pod)
+		}
+	}
+	for _, p := range benchcluster.Pending(1000) {
+		objs = append(objs, markedUnschedulable(p))
+	}
+	cp := &mixedProvider{}
+	for _, g := range s.NodeGroups() {
+		cp.groups = append(cp.groups, *g)
+	}
+	s = nil // the caches hold the cluster from here on
+	o := DefaultOptions()
+	o.Autoscaler.ScaleUp.Expander = "least-waste"
+	o.Autoscaler.Limits = limits.Limits{Cores: limits.Unbounded(), MemoryGiB: limits.Unbounded()}
+	start := time.Now()
+	c, rec, stop := benchController(b, cp, o, objs)
+	defer stop()
+	objs = nil
+	b.Logf("%d nodes: caches synced in %v", nodes, time.Since(start).Round(time.Millisecond))
+	ctx := context.Background()
+	t := time.Now()
+	if err := c.RunOnce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	firstLoop := time.Since(t)
+	first := benchmeasure.HeapMiB()
+	b.ReportAllocs()
+	b.ResetTimer()
+	loops := make([]time.Duration, 0, b.N)
+	cpu0 := benchmeasure.CPUTime()
+	for i := 0; i < b.N; i++ {
+		rec.nodesUp = 0
+		t := time.Now()
+		if err := c.RunOnce(ctx); err != nil {
+			b.Fatal(err)
+		}
+		loops = append(loops, time.Since(t))
+	}
+	cpu := benchmeasure.CPUTime() - cpu0
+	b.StopTimer()
+	last := benchmeasure.HeapMiB()
+	b.ReportMetric(benchmeasure.Percentile(loops, 0.99).Seconds(), "p99-s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(firstLoop.Seconds(), "first-loop-s")
+	b.ReportMetric(last, "heap-MiB")
+	b.ReportMetric(100*(last-first)/first, "heap-growth-%")
+	b.ReportMetric(float64(rec.nodesUp), "nodes-up")
+	cm, err := c.client.CoreV1().ConfigMaps(o.Namespace).Get(ctx, o.StatusConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := 0
+	for _, d := range cm.Data {
+		size += len(d)
+	}
+	b.ReportMetric(float64(size)/1024, "status-KiB")
+	if benchmeasure.Goals(nodes) && benchmeasure.Percentile(loops, 0.99) > 2*time.Second {
+		b.Errorf("p99 %v is past the goal of 2s at %d nodes", benchmeasure.Percentile(loops, 0.99), nodes)
+	}
+}
