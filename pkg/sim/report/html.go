@@ -94,7 +94,7 @@ func buildCharts(runs []Run, axis timeAxis) ([]chartSpec, error) {
 		return out
 	}
 	nodes, pending, gpus := newChart(axis), newChart(axis), newChart(axis)
-	replicas, cost := newChart(axis), newChart(axis)
+	replicas, waiting, cost := newChart(axis), newChart(axis), newChart(axis)
 	for i, r := range runs {
 		s := &r.Result.Series
 		n := len(s.Times)
@@ -114,6 +114,9 @@ func buildCharts(runs []Run, axis timeAxis) ([]chartSpec, error) {
 		for d, name := range s.Deployments {
 			replicas.AddSeries(prefix+name, series(n, func(k int) float64 { return float64(s.Replicas[k][d]) }), style(d))
 		}
+		for d, name := range s.Serving {
+			waiting.AddSeries(prefix+name, series(n, func(k int) float64 { return float64(s.Waiting[k][d]) }), style(d))
+		}
 		cost.AddSeries(r.Name(), series(n, func(k int) float64 { return s.Cost[k] }), style(0))
 	}
 	specs := []struct {
@@ -124,6 +127,7 @@ func buildCharts(runs []Run, axis timeAxis) ([]chartSpec, error) {
 		{"Pending pods", "", pending},
 		{"GPUs provisioned and allocated", "", gpus},
 		{"Deployment replicas", "", replicas},
+		{"Requests waiting for a first token", "serving Deployments, at the router and in replica queues", waiting},
 		{"Cost so far ($)", boundLine(runs), cost},
 	}
 	if compare {
@@ -131,7 +135,8 @@ func buildCharts(runs []Run, axis timeAxis) ([]chartSpec, error) {
 	}
 	var out []chartSpec
 	for i, sp := range specs {
-		if sp.chart == replicas && len(runs[0].Result.Series.Deployments) == 0 {
+		if sp.chart == replicas && len(runs[0].Result.Series.Deployments) == 0 ||
+			sp.chart == waiting && len(runs[0].Result.Series.Serving) == 0 {
 			continue
 		}
 		opt, err := chartOption(sp.chart)

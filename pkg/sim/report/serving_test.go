@@ -13,6 +13,9 @@ import (
 func servingRun(t *testing.T, label string, p90 float64) Run {
 	t.Helper()
 	res := result(label)
+	res.Series.Serving = []string{"default/llm"}
+	res.Series.Waiting = [][]int{{0}, {7}, {1}}
+	res.Series.ServingReady = [][]int{{1}, {1}, {2}}
 	res.Serving = []engine.ServingResult{{Workload: "default/llm", GPU: "H100", Model: "8B", WorkGPUHours: 0.5,
 		Summary: serving.Summary{Requests: 200, Refused: 1, TTFTP50: 0.25, TTFTP90: p90, TTFTP99: math.Inf(1),
 			SLO: 2, SLOAttainment: 0.875, GPUHours: 4, IdleGPUHours: 1}}}
@@ -31,7 +34,7 @@ func TestHTMLServingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := out.String()
-	for _, want := range []string{`<table id="serving">`, "default/llm (8B on H100)", "0.250s / 42.0s / never", "87.5% within 2.000s", "4.00 (25% idle)"} {
+	for _, want := range []string{`<table id="serving">`, "Requests waiting for a first token", "default/llm (8B on H100)", "0.250s / 42.0s / never", "87.5% within 2.000s", "4.00 (25% idle)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -41,8 +44,8 @@ func TestHTMLServingTable(t *testing.T) {
 	if err := WriteHTML(&out, []Run{plain}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), `id="serving"`) {
-		t.Error("a serving table without serving")
+	if strings.Contains(out.String(), `id="serving"`) || strings.Contains(out.String(), "Requests waiting for a first token") {
+		t.Error("a serving table or chart without serving")
 	}
 }
 
