@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuscale/gpuscale/pkg/sim/engine"
 	"github.com/gpuscale/gpuscale/pkg/sim/serving"
 )
 
@@ -69,6 +70,10 @@ func TestServingScalesOnQueueDepth(t *testing.T) {
 `
 	res := run(t, parse(t, y))
 	s := res.Serving[0]
+	// Skipped autoscaler loops change nothing a serving Deployment feels.
+	if every := run(t, parse(t, y), func(o *engine.Options) { o.EveryLoop = true }); every.Serving[0] != s {
+		t.Errorf("with every loop %+v, skipping %+v", every.Serving[0], s)
+	}
 	t.Logf("%+v, %d HPA changes, %d nodes added", s, res.HPAChanges, res.NodesAdded)
 	if res.HPAChanges == 0 || res.NodesAdded == 0 {
 		t.Fatalf("the HPA changed replicas %d times, %d nodes added: want a scale-up", res.HPAChanges, res.NodesAdded)
