@@ -134,3 +134,37 @@ func TestParseRequestColumns(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRequests: the request readers never panic, and what they accept
+// starts at 0, keeps time order, and holds whole token counts within the
+// limits; the serving model takes it.
+func FuzzRequests(f *testing.F) {
+	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.5,4808,10\n2023-11-16 18:17:05.0,3180,8\n", "azure-llm", "")
+	f.Add(`{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}`+"\n", "mooncake", "")
+	f.Add("t,i,o\n1e300,1,1\n", "csv", "time=t,input=i,output=o,time-unit=h")
+	f.Add(`{"ts": 1, "in": 1e12, "out": 0}`+"\n"+`{"ts": 1, "in": 2, "out": 3}`, "jsonl", "time=ts,input=in,output=out,time-unit=us")
+	f.Add("t,i,o\n5,1,1\n2023-01-01,1,1\n", "csv", "time=t,input=i,output=o")
+	f.Fuzz(func(t *testing.T, in, format, mapping string) {
+		cols, err := ParseRequestColumns(format, mapping)
+		if err != nil {
+			return
+		}
+		reqs, err := Requests("r", strings.NewReader(in), cols)
+		if err != nil {
+			return
+		}
+		if reqs[0].At != 0 {
+			t.Fatalf("first request at %g from %q", reqs[0].At, in)
+		}
+		for i, q := range reqs {
+			if q.At < 0 || (i > 0 && q.At < reqs[i-1].At) || q.InputTokens < 0 || q.OutputTokens < 0 ||
+				q.InputTokens > maxTraceTokens || q.OutputTokens > maxTraceTokens {
+				t.Fatalf("request %d %+v from %q", i, q, in)
+			}
+		}
+		p, _ := serving.Lookup("H100", "8B")
+		if _, err := serving.NewFleet(p, reqs); err != nil {
+			t.Fatalf("the serving model refuses what the reader accepted: %v (from %q)", err, in)
+		}
+	})
+}
