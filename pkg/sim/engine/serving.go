@@ -126,7 +126,7 @@ func (w *workloadState) servingMetrics(at time.Duration, metric map[string]hpa.P
 }
 
 // servingSample counts, for each serving Deployment, its requests without
-// a first token and its replicas serving.
+// a first token and its replicas serving (Ready, not draining).
 func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {
 	for _, w := range ws.list {
 		s := w.serving
@@ -137,7 +137,7 @@ func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {
 		n, r := s.fleet.Held(), 0
 		for _, st := range s.fleet.Replicas() {
 			n += st.Waiting
-			if st.Ready {
+			if st.Ready && !st.Draining {
 				r++
 			}
 		}

@@ -142,6 +142,9 @@ func TestRemoveDrainsAndReroutes(t *testing.T) {
 	if err := f.Remove("r0"); err != nil {
 		t.Fatal(err)
 	}
+	if st := f.Replicas(); len(st) != 2 || !st[0].Draining || st[1].Draining {
+		t.Errorf("after removing r0: %+v, want r0 draining beside r1", st)
+	}
 	f.Advance(200)
 	checkTimes(t, f, []float64{0.1, 1.1}, []float64{80.1, 1.1})
 	s := f.Summarize(1)

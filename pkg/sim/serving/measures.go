@@ -9,8 +9,9 @@ import (
 // HPA on queue depth or GPU utilization.
 type ReplicaState struct {
 	Name string
-	// Ready is set once the replica serves.
-	Ready bool
+	// Ready is set once the replica serves; Draining once it was removed
+	// and finishes what it admitted.
+	Ready, Draining bool
 	// Waiting is its requests without a first token (vLLM's waiting
 	// requests plus the one being prefilled); Running those decoding.
 	Waiting, Running int
@@ -22,12 +23,13 @@ type ReplicaState struct {
 	KVCacheUsage float64
 }
 
-// Replicas are the replicas not released, in the order they were added.
+// Replicas are the replicas not released (draining ones included), in the
+// order they were added.
 func (f *Fleet) Replicas() []ReplicaState {
 	out := make([]ReplicaState, 0, len(f.replicas))
 	for _, r := range f.replicas {
 		out = append(out, ReplicaState{
-			Name: r.name, Ready: r.readyAt <= f.now,
+			Name: r.name, Ready: r.readyAt <= f.now, Draining: r.draining,
 			Waiting: r.waiting(), Running: len(r.decoding),
 			BusySeconds: r.busy, KVCacheUsage: float64(r.kvUsed) / float64(f.profile.KVCacheTokens),
 		})
