@@ -16,6 +16,7 @@ const (
 	ReasonCapacityPartial  = "CapacityPartiallyHeld"
 	ReasonInjectionOff     = "PodInjectionDisabled"
 	ReasonNoChunks         = "NoChunks"
+	ReasonNotPlanned       = "NotPlanned"
 	MsgInjectionOff        = "placeholder pods are not injected (--capacity-buffer-pod-injection-enabled=false)"
 	fieldManager           = "cluster-autoscaler"
 	conditionMessageLength = 1024
@@ -66,6 +67,9 @@ type Held struct {
 func ProvisioningCondition(h Held, generation int64, stamp metav1.Time) metav1.Condition {
 	c := metav1.Condition{Type: Provisioning, ObservedGeneration: generation, LastTransitionTime: stamp}
 	switch {
+	case h.Fit+h.ScaleUp+h.NoRoom < h.Replicas:
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonNotPlanned
+		c.Message = "the loop did not plan scale-up (see the autoscaler's status for why)"
 	case h.Replicas == 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonNoChunks, "the buffer holds no chunks"
 	case h.NoRoom == 0:
