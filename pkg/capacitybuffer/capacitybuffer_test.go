@@ -1,6 +1,8 @@
 package capacitybuffer_test
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -152,5 +154,35 @@ func TestPlaceholderPods(t *testing.T) {
 	}
 	if _, ok := cb.Of(builder.Pod("llm-0").Build()); ok {
 		t.Error("a real pod was taken for a placeholder")
+	}
+}
+
+// The chart installs the same CRD the local control plane does, and the
+// CRD's schema takes a buffer as this package writes it.
+func TestChartCRDIsTheEmbeddedOne(t *testing.T) {
+	chart, err := os.ReadFile("../../deploy/charts/gpuscale/crds/capacitybuffers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(chart, cb.CRD) {
+		t.Error("deploy/charts/gpuscale/crds/capacitybuffers.yaml differs from pkg/capacitybuffer/crd.yaml")
+	}
+}
+
+func TestUnstructuredRoundTrip(t *testing.T) {
+	b := buffer(cb.Spec{ScalableRef: deployment, Percentage: i32(20), Limits: limits("nvidia.com/gpu", "4")})
+	u, err := cb.ToUnstructured(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetAPIVersion() != "autoscaling.x-k8s.io/v1beta1" || u.GetKind() != "CapacityBuffer" {
+		t.Errorf("apiVersion %s kind %s", u.GetAPIVersion(), u.GetKind())
+	}
+	back, err := cb.FromUnstructured(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Spec.ScalableRef.Kind != "Deployment" || *back.Spec.Percentage != 20 || (*back.Spec.Limits).Name("nvidia.com/gpu", resource.DecimalSI).Cmp(resource.MustParse("4")) != 0 {
+		t.Errorf("round trip lost fields: %+v", back.Spec)
 	}
 }

@@ -13,6 +13,8 @@
 package capacitybuffer
 
 import (
+	_ "embed"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -108,3 +110,9 @@ func (b *CapacityBuffer) Condition(t string) *metav1.Condition {
 	}
 	return nil
 }
+
+// CRD is the CustomResourceDefinition of CapacityBuffers (YAML), the same
+// file the chart installs from its crds/ folder.
+//
+//go:embed crd.yaml
+var CRD []byte
