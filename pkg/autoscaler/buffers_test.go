@@ -140,3 +140,25 @@ func TestRealPodTakesTheBuffersRoom(t *testing.T) {
 		t.Errorf("buffer status %+v, want its chunk on the new node", st.Buffers)
 	}
 }
+
+// A buffer whose chunk finds no room (its group is at its maximum) is room
+// wished for, not a pod waiting: it holds consolidation back no more than
+// it shows as a pending pod.
+func TestUnplacedBufferDoesNotHoldConsolidation(t *testing.T) {
+	a := newAutoscaler(t, injection(true), func(o *autoscaler.Options) { o.Consolidation.Enabled = true })
+	s := snapshot.New()
+	if err := s.SetNodeGroup(builder.NodeGroup("gpu").Max(1).Target(1).Template(gpuTemplate()).Build()); err != nil {
+		t.Fatal(err)
+	}
+	readyGPUNode(t, s, "gpu-1", t0.Add(-time.Hour))
+	if err := s.AddPod(owned(builder.Pod("llm-0").CPU("4").GPU(1).Toleration("nvidia.com/gpu").OnNode("gpu-1").Build())); err != nil {
+		t.Fatal(err)
+	}
+	plan := step(t, a, autoscaler.Input{Now: t0, Snapshot: s, CapacityBuffers: []capacitybuffer.Buffer{gpuBuffer(1)}})
+	if b := plan.Status.Buffers; len(b) != 1 || b[0].NoRoom != 1 || b[0].Reason != "MaxNodeGroupSizeReached" {
+		t.Fatalf("buffer status %+v, want its chunk without room at the group's maximum", b)
+	}
+	if c := plan.Status.Consolidation; c == nil || c.Held == "PodsWaitForCapacity" {
+		t.Errorf("consolidation %+v: held by a placeholder", c)
+	}
+}
