@@ -17,6 +17,7 @@ const (
 	ReasonInjectionOff     = "PodInjectionDisabled"
 	ReasonNoChunks         = "NoChunks"
 	ReasonNotPlanned       = "NotPlanned"
+	ReasonNotReady         = "NotReadyForProvisioning"
 	MsgInjectionOff        = "placeholder pods are not injected (--capacity-buffer-pod-injection-enabled=false)"
 	fieldManager           = "cluster-autoscaler"
 	conditionMessageLength = 1024
@@ -80,6 +81,13 @@ func ProvisioningCondition(h Held, generation int64, stamp metav1.Time) metav1.C
 		c.Message = cut(fmt.Sprintf("%d of %d chunk(s) found no room: %s", h.NoRoom, h.Replicas, h.Why))
 	}
 	return c
+}
+
+// NotProvisioningCondition is the Provisioning condition of a buffer the
+// autoscaler no longer plans with (not ready for provisioning).
+func NotProvisioningCondition(generation int64, stamp metav1.Time) metav1.Condition {
+	return metav1.Condition{Type: Provisioning, Status: metav1.ConditionFalse, Reason: ReasonNotReady, ObservedGeneration: generation,
+		LastTransitionTime: stamp, Message: "the buffer is not ready for provisioning (see ReadyForProvisioning): it holds no room"}
 }
 
 func cut(s string) string {

@@ -172,10 +172,16 @@ func (w *bufferWatch) writeStatus(ctx context.Context, states []bufferState, hel
 		if w.opts.ControllerEnabled {
 			st = cb.ResolvedStatus(s.buf, s.res, s.err, stamp)
 		}
-		if h, ok := byKey[s.buf.Key()]; ok && w.opts.PodInjectionEnabled {
+		if w.opts.PodInjectionEnabled {
 			st.Conditions = slices.Clone(st.Conditions)
-			meta.SetStatusCondition(&st.Conditions, cb.ProvisioningCondition(cb.Held{Key: h.Key(), Replicas: h.Replicas,
-				Fit: h.Fit, ScaleUp: h.ScaleUp, NoRoom: h.NoRoom, Why: h.Message}, s.buf.Generation, stamp))
+			if h, ok := byKey[s.buf.Key()]; ok {
+				meta.SetStatusCondition(&st.Conditions, cb.ProvisioningCondition(cb.Held{Key: h.Key(), Replicas: h.Replicas,
+					Fit: h.Fit, ScaleUp: h.ScaleUp, NoRoom: h.NoRoom, Why: h.Message}, s.buf.Generation, stamp))
+			} else if meta.FindStatusCondition(st.Conditions, cb.Provisioning) != nil {
+				// A buffer no longer ready holds no room: say so rather than
+				// leave the last loop's account standing.
+				meta.SetStatusCondition(&st.Conditions, cb.NotProvisioningCondition(s.buf.Generation, stamp))
+			}
 		}
 		if apiequality.Semantic.DeepEqual(st, s.buf.Status) {
 			continue

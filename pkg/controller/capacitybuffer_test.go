@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -101,6 +102,30 @@ func TestCapacityBufferScalesUpAndGetsItsStatus(t *testing.T) {
 		}
 		if doc := c.lastStatus; doc == nil || len(doc.CapacityBuffers) != 1 || doc.CapacityBuffers[0].ScaleUp != 1 {
 			t.Errorf("status document buffers %+v, want serving/warm with its chunk on the scale-up", doc)
+		}
+
+		// The PodTemplate goes: the buffer is no longer ready and holds no
+		// room, and its status says both.
+		if err := c.buffers.factory.ForResource(cb.GroupVersionResource()).Informer().GetIndexer().Update(got); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.factory.Core().V1().PodTemplates().Informer().GetIndexer().Delete(shape); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err = dyn.Resource(cb.GroupVersionResource()).Namespace("serving").Get(ctx, "warm", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after, err = cb.FromUnstructured(got); err != nil {
+			t.Fatal(err)
+		}
+		r, p := after.Condition(cb.ReadyForProvisioning), after.Condition(cb.Provisioning)
+		if r == nil || r.Status != metav1.ConditionFalse || r.Reason != cb.ReasonResolveFailed || !strings.Contains(r.Message, "serving/shape not found") ||
+			p == nil || p.Status != metav1.ConditionFalse || p.Reason != cb.ReasonNotReady || after.Status.Replicas != nil {
+			t.Errorf("after the template went: ReadyForProvisioning %+v, Provisioning %+v, replicas %v", r, p, after.Status.Replicas)
 		}
 	}
 }
