@@ -69,11 +69,23 @@ func TestCapacityBufferScenarioErrorsNameTheField(t *testing.T) {
 		{"  replicas: 1\n  workload: infer\n", "capacityBuffers[0]: set one of pod and workload"},
 		{"  replicas: -1\n", "capacityBuffers[0]: spec.replicas: must not be negative, got -1"},
 		{"  percentage: 10\n", "capacityBuffers[0]: spec.percentage: 10 needs spec.scalableRef"},
+		{"  workload: infer\n  percentage: 10\n", "capacityBuffers[0]: set one of pod and workload"},
+		{"  percentage: 10\n  workload: infer\n", "capacityBuffers[0]: set one of pod and workload"},
 	} {
 		base := warmGPU[:strings.Index(warmGPU, "  replicas: 1\n")]
 		_, err := scenario.Parse([]byte(base + c.edit))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.edit, err, c.want)
 		}
+	}
+}
+
+// A buffer borrowing a Jobs workload is refused: only a Deployment has
+// replicas to take a percentage of.
+func TestCapacityBufferOfAWorkloadNeedsADeployment(t *testing.T) {
+	base := warmGPU[:strings.Index(warmGPU, "- name: warm\n")]
+	_, err := scenario.Parse([]byte(base + "- name: warm\n  workload: infer\n  percentage: 50\n"))
+	if want := "capacityBuffers[0]: spec.scalableRef: Deployment default/infer not found"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }
