@@ -53,7 +53,7 @@ func ClusterAutoscaler(ctx context.Context, o *ClusterAutoscalerOptions) error {
 		return err
 	}
 	copts := controllerOptions(shell, decision.ScanInterval, auto, logger)
-	if auto.ProvisioningRequests.Enabled {
+	if auto.ProvisioningRequests.Enabled || auto.CapacityBuffers.Enabled() {
 		if copts.Dynamic, err = dynamic.NewForConfig(restCfg); err != nil {
 			return fmt.Errorf("--kubeconfig: %w", err)
 		}

@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
@@ -73,6 +74,11 @@ type Options struct {
 	// Interruption is how nodes being taken away are known and weighed
 	// (interruption.go).
 	Interruption InterruptionOptions
+	// CapacityBuffers serves autoscaling.x-k8s.io CapacityBuffers
+	// (--capacity-buffer-controller-enabled,
+	// --capacity-buffer-pod-injection-enabled; both off by default, as
+	// upstream). Step reads PodInjectionEnabled.
+	CapacityBuffers capacitybuffer.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -197,6 +203,10 @@ type Input struct {
 	// Replicas are the replica counts of the ReplicaSets and
 	// ReplicationControllers (--min-replica-count); nil when unknown.
 	Replicas drain.Replicas
+	// CapacityBuffers are the buffers ready for provisioning, resolved
+	// (their chunk shape and count); read only when
+	// Options.CapacityBuffers.PodInjectionEnabled.
+	CapacityBuffers []capacitybuffer.Buffer
 	// Priorities is the priority expander's configuration as the shell
 	// read it for this loop (the live shell: its ConfigMap); nil keeps the
 	// one in force (Options.ScaleUp.Priorities at first). A configuration
@@ -328,7 +338,7 @@ const (
 
 // plan runs both halves on the (forked) snapshot.
 func (l *loop) plan() error {
-	up, err := l.up.Plan(scaleup.Input{Now: l.in.Now, Snapshot: l.in.Snapshot, Pending: l.in.Pending,
+	up, err := l.up.Plan(scaleup.Input{Now: l.in.Now, Snapshot: l.in.Snapshot, Pending: l.withBuffers(),
 		DaemonSets: l.in.DaemonSets, State: l.state, Readiness: l.classify, Gangs: l.req.gangs, Booked: l.req.booked})
 	if err != nil {
 		return fmt.Errorf("scale-up: %w", err)

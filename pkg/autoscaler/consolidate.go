@@ -92,13 +92,16 @@ func (l *loop) consolidationHeld() (string, string) {
 	}
 	waiting, first := 0, ""
 	for _, p := range l.upPlan.Pending {
-		if !waitsForCapacity(p) {
+		// Placeholders of CapacityBuffers are room wished for, not pods
+		// waiting: they hold no consolidation back.
+		real := realPods(p.Pods)
+		if len(real) == 0 || !waitsForCapacity(p) {
 			continue
 		}
 		if waiting == 0 {
-			first = fmt.Sprintf(" (%s/%s: %s)", p.Pods[0].Namespace, p.Pods[0].Name, p.Message())
+			first = fmt.Sprintf(" (%s/%s: %s)", real[0].Namespace, real[0].Name, p.Message())
 		}
-		waiting += len(p.Pods)
+		waiting += len(real)
 	}
 	if waiting > 0 {
 		return heldPendingPods, fmt.Sprintf("%d pending pod(s) wait for capacity%s", waiting, first)

@@ -62,9 +62,13 @@ func (l *loop) status() status.Status {
 		st.ScaleUps = append(st.ScaleUps, status.ScaleUp{Group: su.Group, From: su.NewTarget - su.Delta, To: su.NewTarget,
 			Pods: su.Pods, Why: su.Why, Deadline: l.in.Now.Add(l.state.ProvisionTime(su.Group)), Options: options})
 	}
-	st.Triggered = refs(l.upPlan.Triggered)
+	st.Triggered = refs(realPods(l.upPlan.Triggered))
 	for _, p := range l.upPlan.Pending {
-		pp := status.PendingPods{Pods: refs(p.Pods)}
+		real := realPods(p.Pods)
+		if len(real) == 0 {
+			continue
+		}
+		pp := status.PendingPods{Pods: refs(real)}
 		for _, r := range p.Reasons {
 			pp.Reasons = append(pp.Reasons, status.GroupReason{Group: r.Group, Reason: string(r.Reason),
 				Predicate: r.Predicate, Message: r.Message})
@@ -74,6 +78,7 @@ func (l *loop) status() status.Status {
 	st.BypassedSchedulers = l.opts.Pending.BypassedSchedulers
 	st.OtherSchedulers = otherSchedulers(l.in.OtherSchedulers)
 	st.Nodes = l.nodeStatuses(groups)
+	l.bufferStatus(&st)
 	st.Consolidation = l.consolidationStatus()
 	st.Repair = l.repairStatus()
 	st.Cluster.ScaleDown = status.ScaleDown{Skipped: l.downSkipped, SkippedMessage: l.downSkippedMessage,

@@ -123,5 +123,6 @@ func (f *Flags) define() {
 	f.defineConsolidation()
 	f.defineRepair()
 	f.defineProvisioning()
+	f.defineCapacityBuffers()
 	f.defineInterruption()
 }

@@ -11,3 +11,10 @@ func (f *Flags) defineProvisioning() {
 	fs.DurationVar(&o.ExpiryTime, "provisioning-request-expiry-time", o.ExpiryTime, "A ProvisioningRequest not provisioned this long after its creation fails (Failed, reason Expired).")
 	fs.StringVar(&o.ProcessorInstance, "check-capacity-processor-instance", o.ProcessorInstance, "Serve only check-capacity ProvisioningRequests whose parameter processorInstance names this instance, and no atomic ones; empty serves those without the parameter.")
 }
+
+// defineCapacityBuffers adds upstream's two CapacityBuffer flags.
+func (f *Flags) defineCapacityBuffers() {
+	fs, o := f.fs, &f.Decision.Autoscaler.CapacityBuffers
+	fs.BoolVar(&o.ControllerEnabled, "capacity-buffer-controller-enabled", o.ControllerEnabled, "Resolve autoscaling.x-k8s.io CapacityBuffers (their pod template or scalable workload, replicas, percentage and limits) and write their status (ReadyForProvisioning); the CRD must be installed.")
+	fs.BoolVar(&o.PodInjectionEnabled, "capacity-buffer-pod-injection-enabled", o.PodInjectionEnabled, "Plan with the placeholder pods of CapacityBuffers ready for provisioning: they trigger scale-up and keep their room from scale-down and consolidation, after every real pod; writes their Provisioning condition.")
+}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,8 +65,9 @@ type Options struct {
 	Sharding Sharding
 	// Recorder, when set, receives every loop's input and plan.
 	Recorder autoscaler.Recorder
-	// Dynamic reads and writes ProvisioningRequests (a CRD); needed when
-	// Autoscaler.ProvisioningRequests.Enabled.
+	// Dynamic reads and writes ProvisioningRequests and CapacityBuffers
+	// (CRDs); needed when Autoscaler.ProvisioningRequests.Enabled or
+	// Autoscaler.CapacityBuffers.Enabled().
 	Dynamic dynamic.Interface
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
@@ -116,6 +118,9 @@ type Controller struct {
 	// requests watches ProvisioningRequests and PodTemplates; nil when
 	// they are not enabled.
 	requests *requestWatch
+	// buffers watches CapacityBuffers and what they refer to; nil when
+	// neither buffer flag is on.
+	buffers *bufferWatch
 	// shards are this shard's claims (loop goroutine only).
 	shards shardState
 
@@ -202,6 +207,21 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		c.requests, c.cluster.requests = w, w
 		c.listers.informers = append(c.listers.informers, infs...)
 	}
+	if bo := opts.Autoscaler.CapacityBuffers; bo.Enabled() {
+		if opts.Dynamic == nil {
+			return nil, fmt.Errorf("--capacity-buffer-controller-enabled, --capacity-buffer-pod-injection-enabled: no dynamic client to watch CapacityBuffers with")
+		}
+		w, infs, err := newBufferWatch(bo, opts.Dynamic, c.factory, c.poke)
+		if err != nil {
+			return nil, err
+		}
+		c.buffers = w
+		for _, inf := range infs {
+			if !slices.ContainsFunc(c.listers.informers, func(n namedInformer) bool { return n.name == inf.name }) {
+				c.listers.informers = append(c.listers.informers, inf)
+			}
+		}
+	}
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
 		return nil, err
@@ -257,6 +277,9 @@ func (c *Controller) lead(ctx context.Context) error {
 	c.live.startLeading()
 	defer c.live.stopLeading()
 	c.factory.Start(ctx.Done())
+	if c.buffers != nil {
+		c.buffers.start(ctx.Done())
+	}
 	if c.requests != nil {
 		c.requests.start(ctx.Done())
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/actuation"
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
@@ -49,10 +50,26 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 			c.log.Error("reading ProvisioningRequests", "err", err)
 		}
 	}
+	var buffers []bufferState
+	if c.buffers != nil {
+		var errs []error
+		buffers, errs = c.buffers.resolve()
+		for _, err := range errs {
+			c.metrics.errors.WithLabelValues("apiCallError").Inc()
+			c.log.Error("reading CapacityBuffers", "err", err)
+		}
+		in.CapacityBuffers = c.buffers.ready(buffers)
+	}
 	plan, err := c.auto.Step(in)
 	if err != nil {
 		c.metrics.errors.WithLabelValues("internalError").Inc()
 		return err
+	}
+	if c.buffers != nil {
+		for _, err := range c.buffers.writeStatus(ctx, buffers, plan.Status.Buffers, metav1.NewTime(start.Truncate(time.Second))) {
+			c.metrics.errors.WithLabelValues("apiCallError").Inc()
+			c.log.Error("writing CapacityBuffer status", "err", err)
+		}
 	}
 	if c.opts.Recorder != nil {
 		c.opts.Recorder.Record(in, plan)

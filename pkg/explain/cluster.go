@@ -40,9 +40,12 @@ type ClusterAnswer struct {
 	// Consolidation is set while consolidation is on.
 	Consolidation *status.Consolidation `json:"consolidation,omitempty"`
 	// Repair is set while node repair is on.
-	Repair  *status.Repair  `json:"repair,omitempty"`
-	Omitted *status.Omitted `json:"omitted,omitempty"`
-	Status  StatusInfo      `json:"status"`
+	Repair *status.Repair `json:"repair,omitempty"`
+	// CapacityBuffers are the buffers the loop planned with and where
+	// their chunks found room.
+	CapacityBuffers []status.Buffer `json:"capacityBuffers,omitempty"`
+	Omitted         *status.Omitted `json:"omitted,omitempty"`
+	Status          StatusInfo      `json:"status"`
 }
 
 // Health is a health condition.
@@ -95,13 +98,14 @@ func (e *Explainer) Cluster(ctx context.Context) (Report, error) {
 	a := &ClusterAnswer{AutoscalerStatus: st.AutoscalerStatus, Nodes: cw.Health.NodeCounts, Status: e.statusInfo(st),
 		Health: Health{Status: cw.Health.Status, SafeToAutoscale: st.SafeToAutoscale, Reason: cw.Health.Reason,
 			Message: cw.Health.Message, Since: timeOf(cw.Health.LastTransitionTime.Time)},
-		ScaleUp:       Condition{Status: cw.ScaleUp.Status, Since: timeOf(cw.ScaleUp.LastTransitionTime.Time)},
-		ScaleDown:     scaleDownOf(st),
-		ScaleUps:      st.ScaleUps,
-		KeptByReason:  st.NodeReasons,
-		Consolidation: st.Consolidation,
-		Repair:        st.Repair,
-		Omitted:       st.Omitted,
+		ScaleUp:         Condition{Status: cw.ScaleUp.Status, Since: timeOf(cw.ScaleUp.LastTransitionTime.Time)},
+		ScaleDown:       scaleDownOf(st),
+		ScaleUps:        st.ScaleUps,
+		KeptByReason:    st.NodeReasons,
+		Consolidation:   st.Consolidation,
+		Repair:          st.Repair,
+		Omitted:         st.Omitted,
+		CapacityBuffers: st.CapacityBuffers,
 	}
 	for _, g := range st.NodeGroups {
 		if b, ok := backoffOf(g); ok {
@@ -214,6 +218,7 @@ func (e *Explainer) clusterText(r *Report, a *ClusterAnswer) {
 	}
 	e.consolidationText(r, a.Consolidation)
 	e.repairText(r, a.Repair)
+	bufferText(r, a.CapacityBuffers)
 	r.add("(status written %s)", e.statusTimeText(a.Status.Time))
 }
 

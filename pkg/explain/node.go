@@ -43,6 +43,9 @@ type NodeAnswer struct {
 	Message   string      `json:"message,omitempty"`
 	Pod       *status.Ref `json:"pod,omitempty"`
 	DrainRule string      `json:"drainRule,omitempty"`
+	// Buffers are the CapacityBuffers (namespace/name) whose placeholder
+	// pods hold room on the node.
+	Buffers []string `json:"buffers,omitempty"`
 	// UnneededSince is when the node carried the deletion-candidate taint
 	// from; RemovingSince when it was tainted for removal.
 	UnneededSince *time.Time `json:"unneededSince,omitempty"`
@@ -128,6 +131,7 @@ func fromStatus(a *NodeAnswer, st *status.Document) {
 		return
 	}
 	a.State, a.Group, a.Reason, a.Message, a.Pod, a.DrainRule = n.State, n.Group, n.Reason, n.Message, n.Pod, n.DrainRule
+	a.Buffers = n.Buffers
 	if a.UnneededSince == nil && !n.UnneededSince.IsZero() {
 		at := n.UnneededSince
 		a.UnneededSince = &at
@@ -165,6 +169,7 @@ func (e *Explainer) nodeText(r *Report, a *NodeAnswer) {
 			r.add("it is either about to be removed or outside the node groups the autoscaler manages")
 		}
 	}
+	nodeBufferText(r, a)
 	if a.UnneededSince != nil && a.State != status.NodeRemoving {
 		r.add("unneeded since %s (%s): marked %s", a.UnneededSince.UTC().Format(time.RFC3339), e.ago(*a.UnneededSince), disruption.TaintDeletionCandidate)
 	}

@@ -39,6 +39,9 @@ const (
 type PodAnswer struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	// Buffers are the CapacityBuffers of the status, for a pending pod:
+	// the room their chunks hold on nodes is the pod's to take.
+	Buffers []status.Buffer `json:"buffers,omitempty"`
 	// Outcome is one of the Pod* codes.
 	Outcome string `json:"outcome"`
 	// Scheduler is the pod's scheduler when it is not default-scheduler;
@@ -119,6 +122,7 @@ func (e *Explainer) pendingPod(ctx context.Context, pod *v1.Pod, key string, a *
 	info := e.statusInfo(st)
 	a.Status = &info
 	a.SchedulerMessage = unschedulableMessage(pod)
+	a.Buffers = st.CapacityBuffers
 	if p, ok := st.FindPending(key); ok {
 		a.Outcome, a.Reasons = PodNotTriggered, p.Reasons
 		if p.Count > 1 {
@@ -227,6 +231,7 @@ func (e *Explainer) podText(r *Report, a *PodAnswer) {
 			r.add("node group %s: scale-up %s", g.Group, g.Status)
 		}
 	}
+	podBufferText(r, a.Buffers)
 	if a.Status != nil {
 		switch a.Outcome {
 		case PodNotTriggered, PodTriggered:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/looprecord"
 	"github.com/gpuscale/gpuscale/pkg/pending"
@@ -55,6 +56,7 @@ func TestRecordHoldsEveryInputField(t *testing.T) {
 		ProvisioningRequests: []provisioningrequest.Request{{}},
 		Replicas:             drain.Replicas{{Namespace: "ns", Kind: "ReplicaSet", Name: "web-1"}: 3},
 		Priorities:           prio,
+		CapacityBuffers:      []capacitybuffer.Buffer{{Namespace: "ns", Name: "warm", Replicas: 1}},
 	}
 	v := reflect.ValueOf(in)
 	for i := range v.NumField() {

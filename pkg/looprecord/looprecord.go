@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
+	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
@@ -50,6 +51,8 @@ type Input struct {
 	ProvisioningRequests []provisioningrequest.Request `json:"provisioningRequests,omitempty"`
 	Replicas             drain.Replicas                `json:"replicas,omitempty"`
 	Priorities           *expander.Priorities          `json:"priorities,omitempty"`
+	// CapacityBuffers are the resolved buffers.
+	CapacityBuffers []capacitybuffer.Buffer `json:"capacityBuffers,omitempty"`
 }
 
 // Plan is autoscaler.Plan as data.
@@ -110,7 +113,7 @@ func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
 		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
 			DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
-			Priorities: in.Priorities},
+			Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers},
 		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
@@ -161,7 +164,7 @@ func (in Input) ToInput() (autoscaler.Input, error) {
 	}
 	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
 		DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
-		Priorities: in.Priorities}
+		Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers}
 	for _, t := range in.Outcomes {
 		o, err := untagOutcome(t)
 		if err != nil {

@@ -49,6 +49,9 @@ type Document struct {
 	// them, with why.
 	BypassedSchedulers []string        `json:"bypassedSchedulers,omitempty"`
 	OtherSchedulers    []SchedulerPods `json:"otherSchedulers,omitempty"`
+	// CapacityBuffers are the buffers whose placeholder pods the loop
+	// planned with, and where their chunks found room.
+	CapacityBuffers []Buffer `json:"capacityBuffers,omitempty"`
 	// Omitted says what was cut to keep the document under its size.
 	Omitted *Omitted `json:"omitted,omitempty"`
 }
@@ -219,6 +222,16 @@ func (d *Document) FindPending(pod string) (PendingEntry, bool) {
 		}
 	}
 	return PendingEntry{}, false
+}
+
+// FindBuffer returns the entry of a CapacityBuffer (NAMESPACE/NAME).
+func (d *Document) FindBuffer(key string) (Buffer, bool) {
+	for _, b := range d.CapacityBuffers {
+		if b.Key() == key {
+			return b, true
+		}
+	}
+	return Buffer{}, false
 }
 
 // FindNode returns the entry of a node.

@@ -54,6 +54,7 @@ func Render(st Status, prev *Document, o RenderOptions) (*Document, string) {
 	d.Consolidation = st.Consolidation
 	d.Repair = st.Repair
 	d.BypassedSchedulers, d.OtherSchedulers = st.BypassedSchedulers, st.OtherSchedulers
+	d.CapacityBuffers = st.Buffers
 	d.NodeReasons = map[string]int{}
 	for _, n := range st.Nodes {
 		if n.State == NodeKept {

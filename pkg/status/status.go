@@ -64,7 +64,32 @@ type Status struct {
 	// OtherSchedulers count the pods waiting for a node that the loop left
 	// alone because another scheduler places them, sorted by scheduler.
 	OtherSchedulers []SchedulerPods `json:"otherSchedulers,omitempty"`
+	// Buffers are the CapacityBuffers whose placeholder pods the loop
+	// planned with, sorted by namespace and name. Placeholders never count
+	// in Triggered or Pending.
+	Buffers []Buffer `json:"buffers,omitempty"`
 }
+
+// Buffer is what one loop did with a CapacityBuffer's placeholder pods.
+type Buffer struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Replicas are the chunks held; Fit of them have room on registered or
+	// upcoming nodes, ScaleUp are what this loop's scale-ups are for, and
+	// NoRoom found none (Reason and Message say why, for the first).
+	Replicas int    `json:"replicas"`
+	Fit      int    `json:"fit,omitempty"`
+	ScaleUp  int    `json:"scaleUp,omitempty"`
+	NoRoom   int    `json:"noRoom,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+	// Nodes are the registered nodes the placeholders hold room on,
+	// sorted; scale-down and consolidation leave that room.
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// Key is NAMESPACE/NAME.
+func (b Buffer) Key() string { return b.Namespace + "/" + b.Name }
 
 // ReasonSchedulerNotBypassed: the pods' scheduler is neither
 // default-scheduler nor in --bypassed-scheduler-names.
@@ -271,6 +296,9 @@ type Node struct {
 	// rule's code.
 	Pod       *Ref   `json:"pod,omitempty"`
 	DrainRule string `json:"drainRule,omitempty"`
+	// Buffers are the CapacityBuffers (namespace/name) whose placeholder
+	// pods hold room on the node, sorted.
+	Buffers []string `json:"buffers,omitempty"`
 	// UnneededSince is when the node was first found unneeded.
 	UnneededSince time.Time `json:"unneededSince,omitzero"`
 }

@@ -45,6 +45,9 @@ var autoscalerClusterGrants = []grant{
 	{"/replicationcontrollers", "list", ""}, {"/replicationcontrollers", "watch", ""},
 	{"apps/statefulsets", "list", ""}, {"apps/statefulsets", "watch", ""},
 	{"batch/jobs", "list", ""}, {"batch/jobs", "watch", ""},
+	// pkg/controller/capacitybuffer.go: the Deployments a CapacityBuffer's
+	// scalableRef may name (granted with capacityBuffers.enabled).
+	{"apps/deployments", "list", ""}, {"apps/deployments", "watch", ""},
 	// pkg/controller/dra.go: the resource.k8s.io/v1 informers, started
 	// where the API server serves the group.
 	{"resource.k8s.io/deviceclasses", "list", ""}, {"resource.k8s.io/deviceclasses", "watch", ""},
@@ -73,6 +76,14 @@ var autoscalerClusterGrants = []grant{
 var provisioningClusterGrants = []grant{
 	{"autoscaling.x-k8s.io/provisioningrequests", "get", ""}, {"autoscaling.x-k8s.io/provisioningrequests", "list", ""},
 	{"autoscaling.x-k8s.io/provisioningrequests", "watch", ""}, {"autoscaling.x-k8s.io/provisioningrequests/status", "update", ""},
+}
+
+// bufferClusterGrants: pkg/controller/capacitybuffer.go watches
+// CapacityBuffers and writes their status through the dynamic client; the
+// chart grants them with capacityBuffers.enabled.
+var bufferClusterGrants = []grant{
+	{"autoscaling.x-k8s.io/capacitybuffers", "get", ""}, {"autoscaling.x-k8s.io/capacitybuffers", "list", ""},
+	{"autoscaling.x-k8s.io/capacitybuffers", "watch", ""}, {"autoscaling.x-k8s.io/capacitybuffers/status", "update", ""},
 }
 
 // kwokClusterGrants are the kwok provider's own: it creates and deletes the
@@ -116,7 +127,7 @@ func TestAutoscalerRBACIsExact(t *testing.T) {
 			var role rbacv1.Role
 			objs.typed(t, key("Role", namespace, autoscalerName), &role)
 
-			wantCluster := append(append([]grant(nil), autoscalerClusterGrants...), provisioningClusterGrants...)
+			wantCluster := append(append(append([]grant(nil), autoscalerClusterGrants...), provisioningClusterGrants...), bufferClusterGrants...)
 			wantNS := append([]grant(nil), autoscalerNamespaceGrants...)
 			if values == "values-kwok.yaml" {
 				wantCluster = append(wantCluster, kwokClusterGrants...)

@@ -23,8 +23,8 @@ const UnsupportedFlagsDoc = "https://github.com/gpuscale/gpuscale/blob/main/docs
 const unsupportedUpstreamFlags = `
 	add-dir-header allowed-scheduler-names alsologtostderr async-node-groups
 	aws-use-static-instance-list balancing-label
-	bulk-mig-instances-listing-enabled capacity-buffer-controller-enabled
-	capacity-buffer-pod-dry-run-enabled capacity-buffer-pod-injection-enabled capacity-quotas-enabled
+	bulk-mig-instances-listing-enabled
+	capacity-buffer-pod-dry-run-enabled capacity-quotas-enabled
 	check-capacity-batch-processing
 	check-capacity-provisioning-request-batch-timebox
 	check-capacity-provisioning-request-max-batch-size cloud-provider-gce-l7lb-src-cidrs

@@ -116,6 +116,11 @@ func (s *Scenario) SetDefaults() {
 			d.Serving.SLO.Duration = DefaultServingSLO
 		}
 	}
+	for i := range s.CapacityBuffers {
+		if s.CapacityBuffers[i].Namespace == "" {
+			s.CapacityBuffers[i].Namespace = DefaultNamespace
+		}
+	}
 }
 
 // Validate reports every problem, each naming the field and the value.
@@ -183,6 +188,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	errs = append(errs, s.validateStorage()...)
+	errs = append(errs, s.validateBuffers()...)
 	if len(errs) == 0 {
 		errs = s.checkObjects()
 	}

@@ -64,6 +64,8 @@ type Scenario struct {
 	StorageClasses         []storagev1.StorageClass   `json:"storageClasses,omitempty"`
 	PersistentVolumes      []v1.PersistentVolume      `json:"persistentVolumes,omitempty"`
 	PersistentVolumeClaims []v1.PersistentVolumeClaim `json:"persistentVolumeClaims,omitempty"`
+	// CapacityBuffers are warm room held by placeholder pods (buffers.go).
+	CapacityBuffers []CapacityBuffer `json:"capacityBuffers,omitempty"`
 }
 
 // DaemonSet is a pod on every matching node.
