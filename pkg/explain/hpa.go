@@ -220,7 +220,7 @@ func (e *Explainer) modelInput(ctx context.Context, h *autoscalingv2.HorizontalP
 	if err != nil {
 		return hpa.Input{}, fmt.Errorf("listing pods: %w", err)
 	}
-	in := hpa.Input{Now: e.o.Clock.Now(), Replicas: specR, StatusReplicas: statusR}
+	in := hpa.Input{Now: e.o.Clock.Now(), Replicas: specR, StatusReplicas: statusR, ScaledToZero: scaledToZero(h)}
 	for i := range pl.Items {
 		in.Pods = append(in.Pods, &pl.Items[i])
 	}
@@ -228,6 +228,19 @@ func (e *Explainer) modelInput(ctx context.Context, h *autoscalingv2.HorizontalP
 		in.Metrics = append(in.Metrics, e.read(ctx, ns, sel, m))
 	}
 	return in, nil
+}
+
+// scaledToZero is the HPA's ScaledToZero condition (Kubernetes 1.37 and
+// later): whether the controller itself put the target at 0, which decides
+// whether it reads the metrics of a target at 0.
+func scaledToZero(h *autoscalingv2.HorizontalPodAutoscaler) *bool {
+	held := false
+	for _, c := range h.Status.Conditions {
+		if c.Type == hpa.ScaledToZero {
+			held = c.Status == v1.ConditionTrue
+		}
+	}
+	return &held
 }
 
 // scale reads the scale subresource of the kinds the apps API serves.
