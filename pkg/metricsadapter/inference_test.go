@@ -1,0 +1,190 @@
+package metricsadapter
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/gpuscale/gpuscale/examples"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/internal/promtest"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
+	"github.com/gpuscale/gpuscale/pkg/metricsadapter/provider"
+)
+
+// podLister lists the pods of one namespace by name.
+type podLister map[string]labels.Set
+
+func (l podLister) ListNames(_ context.Context, _ schema.GroupResource, _ string, sel labels.Selector) ([]string, error) {
+	var out []string
+	for name, lbls := range l {
+		if sel.Matches(lbls) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func podMapper() apimeta.RESTMapper {
+	m := apimeta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, apimeta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, apimeta.RESTScopeRoot)
+	return m
+}
+
+// inferenceFixture serves an example adapter config from scrapes of an
+// inference server's /metrics page, one per pod.
+type inferenceFixture struct {
+	prom *promtest.Server
+	p    *provider.Provider
+}
+
+func newInferenceFixture(t *testing.T, values, scrapeFile string, pods map[string]float64, at time.Time) *inferenceFixture {
+	t.Helper()
+	cfg, err := config.Parse([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := CompileRules(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join("..", "..", "examples", "metrics-adapter", "testdata", scrapeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := promtest.New(t)
+	lister := podLister{}
+	for pod := range pods {
+		if err := fp.AddScrape(string(text), map[string]string{"namespace": "llm", "pod": pod}, at); err != nil {
+			t.Fatal(err)
+		}
+		lister[pod] = labels.Set{"app": "llama"}
+	}
+	client, err := prom.New(prom.Options{URL: fp.URL, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := provider.New(provider.Options{Rules: rules.Custom, ExternalRules: rules.External, Prometheus: client, Mapper: podMapper(),
+		Lister: lister, Clock: clocktesting.NewFakeClock(at.Add(time.Second)), RelistInterval: time.Minute,
+		Metrics: provider.NewMetrics(prometheus.NewRegistry())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &inferenceFixture{prom: fp, p: p}
+}
+
+func (f *inferenceFixture) customNames() []string {
+	var out []string
+	for _, m := range f.p.ListAllMetrics() {
+		if m.GroupResource.Resource == "pods" {
+			out = append(out, m.Metric)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *inferenceFixture) externalNames() []string {
+	var out []string
+	for _, m := range f.p.ListAllExternalMetrics() {
+		out = append(out, m.Metric)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The vLLM example serves every metric it documents, per pod and per
+// model, from what a vLLM server's /metrics page holds.
+func TestVLLMExampleServesItsMetrics(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	f := newInferenceFixture(t, examples.VLLMAdapterValues, "vllm-metrics.txt", map[string]float64{"llama-0": 1, "llama-1": 1}, at)
+	if got, want := f.customNames(), []string{"vllm_kv_cache_usage_perc", "vllm_num_requests_running", "vllm_num_requests_waiting", "vllm_time_to_first_token_seconds"}; !equal(got, want) {
+		t.Fatalf("custom pod metrics %v, want %v", got, want)
+	}
+	if got, want := f.externalNames(), []string{"vllm_requests_running", "vllm_requests_waiting", "vllm_time_to_first_token_p90_seconds"}; !equal(got, want) {
+		t.Fatalf("external metrics %v, want %v", got, want)
+	}
+
+	ctx := context.Background()
+	info := cmprovider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: "vllm_num_requests_waiting"}
+	list, err := f.p.GetMetricBySelector(ctx, "llm", labels.SelectorFromSet(labels.Set{"app": "llama"}), info, labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 || list.Items[0].Value.MilliValue() != 7000 || list.Items[1].Value.MilliValue() != 7000 {
+		t.Fatalf("waiting per pod = %+v, want 7 for each of 2 pods", list.Items)
+	}
+	if want := `sum(vllm:num_requests_waiting{pod=~"llama-0|llama-1",namespace="llm"}) by (pod)`; f.prom.LastQuery() != want {
+		t.Errorf("query %s, want %s", f.prom.LastQuery(), want)
+	}
+	info.Metric = "vllm_kv_cache_usage_perc"
+	list, err = f.p.GetMetricBySelector(ctx, "llm", labels.Everything(), info, labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 || list.Items[0].Value.MilliValue() != 830 {
+		t.Fatalf("KV cache per pod = %+v, want 830m", list.Items)
+	}
+
+	info.Metric = "vllm_time_to_first_token_seconds"
+	if _, err := f.p.GetMetricBySelector(ctx, "llm", labels.Everything(), info, labels.Everything()); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in Prometheus runs no PromQL: check the query asked for.
+	if want := `sum(rate(vllm:time_to_first_token_seconds_sum{pod=~"llama-0|llama-1",namespace="llm"}[1m])) by (pod) / sum(rate(vllm:time_to_first_token_seconds_count{pod=~"llama-0|llama-1",namespace="llm"}[1m])) by (pod)`; f.prom.LastQuery() != want {
+		t.Errorf("query %s, want %s", f.prom.LastQuery(), want)
+	}
+
+	// External, per model: the HPA sums the items; here 7 waiting on each
+	// of two servers of llama-3-8b.
+	ext, err := f.p.GetExternalMetric(ctx, "llm", labels.SelectorFromSet(labels.Set{"model_name": "llama-3-8b"}),
+		cmprovider.ExternalMetricInfo{Metric: "vllm_requests_waiting"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, it := range ext.Items {
+		total += it.Value.MilliValue()
+	}
+	if total != 14000 {
+		t.Fatalf("waiting for llama-3-8b = %dm over %d items, want 14000m", total, len(ext.Items))
+	}
+	if want := `sum(vllm:num_requests_waiting{namespace="llm",model_name="llama-3-8b"}) by (model_name)`; f.prom.LastQuery() != want {
+		t.Errorf("query %s, want %s", f.prom.LastQuery(), want)
+	}
+	// A model with no server running has no series: the HPA reads an
+	// error, not 0, so these metrics cannot lift a model from 0 replicas.
+	_, err = f.p.GetExternalMetric(ctx, "llm", labels.SelectorFromSet(labels.Set{"model_name": "other"}),
+		cmprovider.ExternalMetricInfo{Metric: "vllm_requests_waiting"})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("a model without servers: err = %v, want NotFound", err)
+	}
+}
