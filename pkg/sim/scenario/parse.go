@@ -326,8 +326,15 @@ func (d *Deployment) validate(path string) []error {
 		bad("readyAfter", "must not be negative, got %s", d.ReadyAfter.Duration)
 	}
 	if h := d.HPA; h != nil {
-		if h.MinReplicas != nil && *h.MinReplicas < 1 {
-			bad("hpa.minReplicas", "must be at least 1, got %d", *h.MinReplicas)
+		external := false
+		for _, m := range h.Metrics {
+			external = external || m.Type == autoscalingv2.ExternalMetricSourceType
+		}
+		switch {
+		case h.MinReplicas != nil && *h.MinReplicas < 0:
+			bad("hpa.minReplicas", "must not be negative, got %d", *h.MinReplicas)
+		case h.MinReplicas != nil && *h.MinReplicas == 0 && !external:
+			bad("hpa.minReplicas", "0 (scale to zero) needs an External metric, which reads the load while no pod runs")
 		}
 		if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
 			bad("hpa.maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
@@ -338,13 +345,23 @@ func (d *Deployment) validate(path string) []error {
 			bad("hpa.metrics", "at least one metric is needed")
 		}
 		for i, m := range h.Metrics {
-			if m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil {
-				bad(fmt.Sprintf("hpa.metrics[%d].type", i), "the simulator serves Pods metrics, got %q", m.Type)
-				continue
-			}
-			t := m.Pods.Target
-			if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
-				bad(fmt.Sprintf("hpa.metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+			switch {
+			case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil:
+				t := m.Pods.Target
+				if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
+					bad(fmt.Sprintf("hpa.metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+				}
+			case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+				t := m.External.Target
+				q := t.Value
+				if t.Type == autoscalingv2.AverageValueMetricType {
+					q = t.AverageValue
+				}
+				if (t.Type != autoscalingv2.ValueMetricType && t.Type != autoscalingv2.AverageValueMetricType) || q == nil || q.Sign() <= 0 {
+					bad(fmt.Sprintf("hpa.metrics[%d].external.target", i), "must be a positive Value or AverageValue, got type %q", t.Type)
+				}
+			default:
+				bad(fmt.Sprintf("hpa.metrics[%d].type", i), "the simulator serves Pods metrics (each pod's utilization) and External metrics (the Deployment's load), got %q", m.Type)
 			}
 		}
 		if d.Load == nil {
