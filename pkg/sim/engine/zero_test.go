@@ -101,4 +101,3 @@ func TestScaleToZeroNeedsAnExternalMetric(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
-
