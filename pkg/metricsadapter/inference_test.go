@@ -2,6 +2,7 @@ package metricsadapter
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,10 +14,12 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/gpuscale/gpuscale/examples"
+	"github.com/gpuscale/gpuscale/pkg/inferencesim"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/internal/promtest"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/prom"
@@ -73,6 +76,11 @@ func newInferenceFixture(t *testing.T, values, scrapeFile string, pods map[strin
 		}
 		lister[pod] = labels.Set{"app": "llama"}
 	}
+	return serveFrom(t, rules, fp, lister, at)
+}
+
+func serveFrom(t *testing.T, rules *Rules, fp *promtest.Server, lister podLister, at time.Time) *inferenceFixture {
+	t.Helper()
 	client, err := prom.New(prom.Options{URL: fp.URL, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -186,5 +194,43 @@ func TestVLLMExampleServesItsMetrics(t *testing.T) {
 		cmprovider.ExternalMetricInfo{Metric: "vllm_requests_waiting"})
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("a model without servers: err = %v, want NotFound", err)
+	}
+}
+
+// The stand-in inference server's page, scraped with honor_labels, is
+// served by the vLLM example as written; with no server running, the
+// requests at the router are the model's external queue, so an HPA at
+// minReplicas 0 reads 12 waiting rather than "not found".
+func TestInferenceSimServedByTheVLLMExample(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	sim, err := inferencesim.New(inferencesim.Options{Client: fake.NewClientset()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.SetLoad(inferencesim.Model{Namespace: "llm", Name: "llama-3-8b"}, 12); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	sim.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	fp := promtest.New(t)
+	if err := fp.AddScrape(rec.Body.String(), map[string]string{"namespace": "inference-sim", "pod": "inference-sim-0"}, at); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(examples.VLLMAdapterValues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := CompileRules(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := serveFrom(t, rules, fp, podLister{}, at)
+	ext, err := f.p.GetExternalMetric(context.Background(), "llm", labels.SelectorFromSet(labels.Set{"model_name": "llama-3-8b"}),
+		cmprovider.ExternalMetricInfo{Metric: "vllm_requests_waiting"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ext.Items) != 1 || ext.Items[0].Value.MilliValue() != 12000 {
+		t.Fatalf("items %+v, want one of 12", ext.Items)
 	}
 }
