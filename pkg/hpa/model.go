@@ -32,6 +32,12 @@ type Options struct {
 	// External metric, and a target the HPA itself scaled to 0 is scaled up
 	// again from those metrics; off, minReplicas 0 is refused.
 	ScaleToZero bool
+	// ScaledToZeroCondition is the rule of the 1.37 controller: it scales a
+	// target at 0 only when it put it there itself, as its ScaledToZero
+	// condition records. Off, the model is the controller of 1.16 to 1.36
+	// with the gate on: it reads the metrics of every target at 0 whose
+	// minReplicas is 0, and writes no ScaledToZero condition.
+	ScaledToZeroCondition bool
 }
 
 // DefaultOptions are kube-controller-manager's defaults.
@@ -42,6 +48,7 @@ func DefaultOptions() Options {
 		CPUInitializationPeriod: 5 * time.Minute,
 		InitialReadinessDelay:   30 * time.Second,
 		ScaleToZero:             true,
+		ScaledToZeroCondition:   true,
 	}
 }
 

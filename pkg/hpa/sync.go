@@ -90,7 +90,11 @@ func (s *sync) run() {
 // someone else scaled to 0 is left alone, as before scale to zero existed.
 func (s *sync) fromZero(minR int32) bool {
 	m := s.m
-	atZeroByHPA := m.opts.ScaleToZero && m.scaledToZero
+	if m.opts.ScaleToZero && !m.opts.ScaledToZeroCondition && minR == 0 {
+		s.explain("the target is at 0 replicas and minReplicas is 0: its metrics decide whether it scales up (the controller before 1.37)")
+		return true
+	}
+	atZeroByHPA := m.opts.ScaleToZero && m.opts.ScaledToZeroCondition && m.scaledToZero
 	if (minR != 0 && atZeroByHPA) || (atZeroByHPA && hasObjectOrExternal(m.spec.Metrics)) {
 		s.explain("the target is at 0 replicas, where the HPA scaled it (ScaledToZero): its metrics decide whether it scales up")
 		return true
@@ -111,7 +115,7 @@ func (s *sync) fromZero(minR int32) bool {
 // every rescale; with the gate off it removes the condition.
 func (s *sync) recordScaledToZero(cur, desired int32) {
 	m := s.m
-	if !m.opts.ScaleToZero {
+	if !m.opts.ScaleToZero || !m.opts.ScaledToZeroCondition {
 		m.scaledToZero = false
 		return
 	}

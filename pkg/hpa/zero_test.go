@@ -154,3 +154,35 @@ func TestFromZeroWithAPerPodMetricBeside(t *testing.T) {
 		t.Fatalf("got %d, pods metric err %v; %q", d.DesiredReplicas, d.Metrics[0].Err, d.Explanation)
 	}
 }
+
+// Before 1.37 (the gate on, no ScaledToZero condition) the controller reads
+// the metrics of any target at 0 whose minReplicas is 0, whoever put it
+// there, and writes no ScaledToZero condition.
+func TestScaleFromZeroBefore137(t *testing.T) {
+	o := DefaultOptions()
+	o.ScaledToZeroCondition = false
+	m, err := New(queueSpec(0), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	d := step(t, m, Input{Replicas: 0, StatusReplicas: 0, Metrics: queue(25), ScaledToZero: &no})
+	if !d.Rescale || d.DesiredReplicas != 3 {
+		t.Fatalf("got %d rescale=%v, want 3; %q", d.DesiredReplicas, d.Rescale, d.Explanation)
+	}
+	if _, ok := d.Condition(ScaledToZero); ok {
+		t.Fatalf("ScaledToZero written before 1.37: %+v", d.Conditions)
+	}
+	d = step(t, m, Input{Now: t0.Add(time.Minute), Replicas: 3, Pods: pods(3), Metrics: queue(0)})
+	if d.DesiredReplicas != 0 || m.ScaledToZeroNow() {
+		t.Fatalf("back to 0: got %d, ScaledToZero %v", d.DesiredReplicas, m.ScaledToZeroNow())
+	}
+	mr := spec(1, 8, externalMetric("queue", autoscalingv2.ValueMetricType, "10"))
+	m, err = New(mr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := step(t, m, Input{Replicas: 0, StatusReplicas: 0, Metrics: queue(25)}); d.Rescale {
+		t.Fatalf("minReplicas 1 at 0 scaled: %q", d.Explanation)
+	}
+}
