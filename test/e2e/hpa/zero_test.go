@@ -141,4 +141,3 @@ func waitScale(ctx context.Context, t testing.TB, e *env, ns, name string, n int
 		t.Fatalf("deployment %s/%s: want %d replicas: %v (last %d); HPA conditions %v", ns, name, n, err, last, conds)
 	}
 }
-
