@@ -234,3 +234,87 @@ func TestInferenceSimServedByTheVLLMExample(t *testing.T) {
 		t.Fatalf("items %+v, want one of 12", ext.Items)
 	}
 }
+
+// Each server's example serves the metrics its header lists, from a scrape
+// of that server's /metrics page on two pods (an EPP or a frontend counts
+// once per pod too: the sums below say so).
+func TestInferenceServerExamples(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		values, scrape string
+		target         map[string]string // target labels beside namespace and pod
+		custom         []string
+		external       []string
+		metric         string // an external metric, its selector and the sum over two pods (milli)
+		selector       labels.Set
+		want           int64
+	}{
+		{"sglang-values.yaml", "sglang-metrics.txt", nil,
+			[]string{"sglang_num_queue_reqs", "sglang_num_running_reqs", "sglang_token_usage"},
+			[]string{"sglang_queue_reqs", "sglang_running_reqs"},
+			"sglang_queue_reqs", labels.Set{"model_name": "qwen3-8b"}, 10000},
+		{"tgi-values.yaml", "tgi-metrics.txt", map[string]string{"service": "tgi-mistral"},
+			[]string{"tgi_batch_current_size", "tgi_queue_size"},
+			[]string{"tgi_queued_requests"},
+			"tgi_queued_requests", labels.Set{"service": "tgi-mistral"}, 6000},
+		{"dynamo-values.yaml", "dynamo-metrics.txt", nil, nil,
+			[]string{"dynamo_frontend_inflight_requests", "dynamo_frontend_queued_requests"},
+			"dynamo_frontend_queued_requests", labels.Set{"model": "kimi-k2"}, 18000},
+		{"inference-gateway-values.yaml", "inference-gateway-metrics.txt", nil, nil,
+			[]string{"inference_pool_average_kv_cache_utilization", "inference_pool_average_queue_size", "inference_pool_ready_pods"},
+			"inference_pool_average_queue_size", labels.Set{"name": "llama-pool"}, 5000},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			dir := filepath.Join("..", "..", "examples", "metrics-adapter")
+			cfg, err := config.Load(filepath.Join(dir, tc.values))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules, err := CompileRules(cfg, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := os.ReadFile(filepath.Join(dir, "testdata", tc.scrape))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := promtest.New(t)
+			lister := podLister{}
+			for _, pod := range []string{"server-0", "server-1"} {
+				target := map[string]string{"namespace": "llm", "pod": pod}
+				for k, v := range tc.target {
+					target[k] = v
+				}
+				if err := fp.AddScrape(string(text), target, at); err != nil {
+					t.Fatal(err)
+				}
+				lister[pod] = labels.Set{"app": "server"}
+			}
+			f := serveFrom(t, rules, fp, lister, at)
+			if got := f.customNames(); !equal(got, tc.custom) {
+				t.Errorf("custom pod metrics %v, want %v", got, tc.custom)
+			}
+			if got := f.externalNames(); !equal(got, tc.external) {
+				t.Errorf("external metrics %v, want %v", got, tc.external)
+			}
+			for _, name := range tc.custom {
+				info := cmprovider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: name}
+				list, err := f.p.GetMetricBySelector(context.Background(), "llm", labels.Everything(), info, labels.Everything())
+				if err != nil || len(list.Items) != 2 {
+					t.Errorf("custom %s: %v, %v; want a value for each of 2 pods", name, list, err)
+				}
+			}
+			ext, err := f.p.GetExternalMetric(context.Background(), "llm", labels.SelectorFromSet(tc.selector), cmprovider.ExternalMetricInfo{Metric: tc.metric})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int64
+			for _, it := range ext.Items {
+				total += it.Value.MilliValue()
+			}
+			if total != tc.want {
+				t.Errorf("%s%v = %dm over %d items, want %dm", tc.metric, tc.selector, total, len(ext.Items), tc.want)
+			}
+		})
+	}
+}
