@@ -16,6 +16,7 @@ package inferencesim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,6 +207,50 @@ func (s *Simulator) Handler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_ = s.write(w, models)
+	})
+	return mux
+}
+
+// maxControlBody bounds a PUT body; a load is a few bytes.
+const maxControlBody = 4 << 10
+
+// ControlHandler sets and reads loads over HTTP:
+//
+//	PUT /load/{namespace}/{model}  body {"requests": 12}
+//	GET /load/{namespace}/{model}
+//
+// PUT answers 204, GET {"requests": N}. Errors are plain text naming the
+// field and the value.
+func (s *Simulator) ControlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /load/{namespace}/{model}", func(w http.ResponseWriter, r *http.Request) {
+		m := Model{r.PathValue("namespace"), r.PathValue("model")}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxControlBody))
+		dec.DisallowUnknownFields()
+		var body struct {
+			Requests *int `json:"requests"`
+		}
+		if err := dec.Decode(&body); err != nil {
+			http.Error(w, fmt.Sprintf("load for model %s/%s: body: %v", m.Namespace, m.Name, err), http.StatusBadRequest)
+			return
+		}
+		if body.Requests == nil {
+			http.Error(w, fmt.Sprintf(`load for model %s/%s: requests: required, e.g. {"requests": 12}`, m.Namespace, m.Name), http.StatusBadRequest)
+			return
+		}
+		if err := s.SetLoad(m, *body.Requests); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /load/{namespace}/{model}", func(w http.ResponseWriter, r *http.Request) {
+		m := Model{r.PathValue("namespace"), r.PathValue("model")}
+		s.mu.Lock()
+		n := s.loads[m]
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]int{"requests": n})
 	})
 	return mux
 }

@@ -84,3 +84,32 @@ func TestLoadWaitsAtTheRouterWithoutServers(t *testing.T) {
 		t.Errorf("negative slots: %v", err)
 	}
 }
+
+func TestControlSetsLoads(t *testing.T) {
+	s, err := New(Options{Client: fake.NewClientset()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.ControlHandler()
+	do := func(method, path, body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+		return rec
+	}
+	if rec := do("PUT", "/load/llm/llama", `{"requests": 7}`); rec.Code != 204 {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do("GET", "/load/llm/llama", ""); rec.Body.String() != "{\"requests\":7}\n" {
+		t.Fatalf("GET: %s", rec.Body)
+	}
+	wantLines(t, scrape(t, s), `vllm:num_requests_waiting{model_name="llama",namespace="llm"} 7`)
+	for body, want := range map[string]string{
+		`{"requests": -3}`: "requests for model llm/llama: must not be negative, got -3",
+		`{}`:               "load for model llm/llama: requests: required",
+		`{"reqs": 1}`:      `load for model llm/llama: body: json: unknown field "reqs"`,
+	} {
+		if rec := do("PUT", "/load/llm/llama", body); rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("PUT %s: %d %q, want 400 with %q", body, rec.Code, rec.Body, want)
+		}
+	}
+}
