@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -65,4 +67,33 @@ func TestHPAAtZeroReadsScaledToZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, r, "the HPA did not put it there (no ScaledToZero condition)")
+}
+
+// A cluster before 1.37 has no ScaledToZero condition: its controller reads
+// the metrics of a target at 0 whose minReplicas is 0, and so does the
+// replay.
+func TestHPAAtZeroOnAnOlderServer(t *testing.T) {
+	zero := int32(0)
+	target := resource.MustParse("10")
+	h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "default"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "llm", APIVersion: "apps/v1"},
+			MinReplicas:    &zero, MaxReplicas: 8,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: "vllm_requests_waiting"},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: &target}}}}}}
+	c := fake.NewClientset(h)
+	c.PrependReactor("get", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "scale" {
+			return false, nil, nil
+		}
+		return true, &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "default"},
+			Status: autoscalingv1.ScaleStatus{Selector: "app=llm"}}, nil
+	})
+	c.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{Major: "1", Minor: "35"}
+	r, err := explainerWith(t, c, queueMetrics{value: 25000}).HPA(context.Background(), Target{Kind: KindHPA, Namespace: "default", Name: "llm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, r, "(the controller before 1.37)", "result: scale from 0 to 3")
 }
