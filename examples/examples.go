@@ -10,3 +10,10 @@ import _ "embed"
 //
 //go:embed metrics-adapter/gpu-utilization-values.yaml
 var GPUUtilizationAdapterValues string
+
+// VLLMAdapterValues maps vLLM's metrics (waiting and running requests,
+// KV-cache use, time to first token) to custom metrics per pod and external
+// metrics per model (metrics-adapter/vllm-values.yaml).
+//
+//go:embed metrics-adapter/vllm-values.yaml
+var VLLMAdapterValues string

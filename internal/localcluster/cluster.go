@@ -58,7 +58,9 @@ type Options struct {
 	// ControllerManagerArgs, SchedulerArgs and APIServerArgs are extra flags,
 	// "--flag=value" (or "flag=value"), appended after kwokctl's own, so they
 	// win over them. kube-controller-manager already runs with
-	// --horizontal-pod-autoscaler-sync-period=5s.
+	// --horizontal-pod-autoscaler-sync-period=5s, and it and kube-apiserver
+	// with --feature-gates=HPAScaleToZero=true (scale to zero, alpha before
+	// Kubernetes 1.37); a further --feature-gates adds to it.
 	ControllerManagerArgs []string
 	SchedulerArgs         []string
 	APIServerArgs         []string
@@ -232,6 +234,12 @@ type extraArg struct {
 	Value string `json:"value"`
 }
 
+// scaleToZeroGate lets HPAs set minReplicas 0 (with an Object or External
+// metric) on Kubernetes before 1.37, where HPAScaleToZero is alpha and off;
+// the API server validates it and the controller acts on it, so both get it.
+// From 1.37 it is beta and on, and the flag changes nothing.
+const scaleToZeroGate = "--feature-gates=HPAScaleToZero=true"
+
 // kwokctlConfiguration renders the cluster's kwokctl configuration.
 func kwokctlConfiguration(binDir string, opts Options) ([]byte, error) {
 	bin := func(name string) string { return filepath.Join(binDir, name) }
@@ -252,14 +260,15 @@ func kwokctlConfiguration(binDir string, opts Options) ([]byte, error) {
 			"etcdQuotaBackendSize":        "1Gi",
 		},
 	}
-	kcm := append([]string{"--horizontal-pod-autoscaler-sync-period=5s"}, opts.ControllerManagerArgs...)
+	kcm := append([]string{"--horizontal-pod-autoscaler-sync-period=5s", scaleToZeroGate}, opts.ControllerManagerArgs...)
+	apiserver := append([]string{scaleToZeroGate}, opts.APIServerArgs...)
 	for _, p := range []struct {
 		component string
 		args      []string
 	}{
 		{"kube-controller-manager", kcm},
 		{"kube-scheduler", opts.SchedulerArgs},
-		{"kube-apiserver", opts.APIServerArgs},
+		{"kube-apiserver", apiserver},
 		{"kwok-controller", opts.KwokControllerArgs},
 	} {
 		if len(p.args) == 0 {

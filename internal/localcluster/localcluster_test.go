@@ -119,8 +119,8 @@ func TestKwokctlConfiguration(t *testing.T) {
 		t.Errorf("options = %v", conf.Options)
 	}
 	want := map[string][]extraArg{
-		"kube-controller-manager": {{"horizontal-pod-autoscaler-sync-period", "5s"}, {"horizontal-pod-autoscaler-downscale-stabilization", "15s"}},
-		"kube-apiserver":          {{"v", "2"}, {"enable-priority-and-fairness", "true"}},
+		"kube-controller-manager": {{"horizontal-pod-autoscaler-sync-period", "5s"}, {"feature-gates", "HPAScaleToZero=true"}, {"horizontal-pod-autoscaler-downscale-stabilization", "15s"}},
+		"kube-apiserver":          {{"feature-gates", "HPAScaleToZero=true"}, {"v", "2"}, {"enable-priority-and-fairness", "true"}},
 		"kwok-controller":         {{"manage-all-nodes", "false"}},
 	}
 	if len(conf.ComponentsPatches) != len(want) {

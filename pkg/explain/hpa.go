@@ -177,7 +177,7 @@ func (e *Explainer) hpaText(r *Report, a *HPAAnswer) {
 
 // replay runs the controller's arithmetic on the metrics read now.
 func (e *Explainer) replay(ctx context.Context, h *autoscalingv2.HorizontalPodAutoscaler, a *HPAAnswer) {
-	model, err := hpa.New(h.Spec, e.o.HPA)
+	model, err := hpa.New(h.Spec, e.hpaOptions())
 	if err != nil {
 		a.ModelError = fmt.Sprintf("the spec is not valid: %v", err)
 		return
@@ -220,7 +220,7 @@ func (e *Explainer) modelInput(ctx context.Context, h *autoscalingv2.HorizontalP
 	if err != nil {
 		return hpa.Input{}, fmt.Errorf("listing pods: %w", err)
 	}
-	in := hpa.Input{Now: e.o.Clock.Now(), Replicas: specR, StatusReplicas: statusR}
+	in := hpa.Input{Now: e.o.Clock.Now(), Replicas: specR, StatusReplicas: statusR, ScaledToZero: scaledToZero(h)}
 	for i := range pl.Items {
 		in.Pods = append(in.Pods, &pl.Items[i])
 	}
@@ -228,6 +228,37 @@ func (e *Explainer) modelInput(ctx context.Context, h *autoscalingv2.HorizontalP
 		in.Metrics = append(in.Metrics, e.read(ctx, ns, sel, m))
 	}
 	return in, nil
+}
+
+// hpaOptions are the model's options for the cluster's controller: before
+// Kubernetes 1.37 it knows no ScaledToZero condition and reads the metrics
+// of every target at 0 whose minReplicas is 0. A server version that
+// cannot be read or parsed keeps the options as configured.
+func (e *Explainer) hpaOptions() hpa.Options {
+	o := e.o.HPA
+	v, err := e.o.Client.Discovery().ServerVersion()
+	if err != nil {
+		return o
+	}
+	major, err1 := strconv.Atoi(strings.TrimSuffix(v.Major, "+"))
+	minor, err2 := strconv.Atoi(strings.TrimSuffix(v.Minor, "+"))
+	if err1 == nil && err2 == nil && major == 1 && minor < 37 {
+		o.ScaledToZeroCondition = false
+	}
+	return o
+}
+
+// scaledToZero is the HPA's ScaledToZero condition (Kubernetes 1.37 and
+// later): whether the controller itself put the target at 0, which decides
+// whether it reads the metrics of a target at 0.
+func scaledToZero(h *autoscalingv2.HorizontalPodAutoscaler) *bool {
+	held := false
+	for _, c := range h.Status.Conditions {
+		if c.Type == hpa.ScaledToZero {
+			held = c.Status == v1.ConditionTrue
+		}
+	}
+	return &held
 }
 
 // scale reads the scale subresource of the kinds the apps API serves.

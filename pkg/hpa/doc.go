@@ -1,5 +1,5 @@
 // Package hpa is a pure model of the autoscaling/v2 HorizontalPodAutoscaler
-// controller of kube-controller-manager (v1.35): given the HPA spec, the
+// controller of kube-controller-manager (v1.37): given the HPA spec, the
 // target's replica counts, its pods and the metric readings, it computes the
 // replica count the controller would set, the conditions it would write
 // (AbleToScale, ScalingActive, ScalingLimited) and, in plain words, why.
@@ -22,8 +22,13 @@
 //   - with spec.behavior: per-direction stabilization windows, then the
 //     Pods/Percent policies over their periods, chosen by selectPolicy
 //     (Max, Min, Disabled), counted from the scale events the model keeps;
-//   - a target at 0 replicas is not scaled (scale-to-zero is off), and
-//     minReplicas below 1 is refused.
+//   - scale to zero (the HPAScaleToZero gate, Options.ScaleToZero, on as in
+//     1.37): minReplicas 0 needs an Object or External metric; the HPA
+//     scales to 0 like to any count (after the scale-down window and
+//     policies) and then holds the ScaledToZero condition, and only a
+//     target it put at 0 is scaled up from 0, by ceil(value / target) of
+//     its Object and External metrics; a target scaled to 0 by anyone
+//     else is left alone (ScalingActive False, ScalingDisabled).
 //
 // Use:
 //

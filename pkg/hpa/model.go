@@ -26,6 +26,18 @@ type Options struct {
 	// counts as never having been ready
 	// (--horizontal-pod-autoscaler-initial-readiness-delay, 30s).
 	InitialReadinessDelay time.Duration
+	// ScaleToZero is the HPAScaleToZero feature gate of the API server and
+	// the controller (beta and on by default since Kubernetes 1.37, alpha
+	// and off before). On, minReplicas 0 is accepted with an Object or
+	// External metric, and a target the HPA itself scaled to 0 is scaled up
+	// again from those metrics; off, minReplicas 0 is refused.
+	ScaleToZero bool
+	// ScaledToZeroCondition is the rule of the 1.37 controller: it scales a
+	// target at 0 only when it put it there itself, as its ScaledToZero
+	// condition records. Off, the model is the controller of 1.16 to 1.36
+	// with the gate on: it reads the metrics of every target at 0 whose
+	// minReplicas is 0, and writes no ScaledToZero condition.
+	ScaledToZeroCondition bool
 }
 
 // DefaultOptions are kube-controller-manager's defaults.
@@ -35,6 +47,8 @@ func DefaultOptions() Options {
 		DownscaleStabilization:  5 * time.Minute,
 		CPUInitializationPeriod: 5 * time.Minute,
 		InitialReadinessDelay:   30 * time.Second,
+		ScaleToZero:             true,
+		ScaledToZeroCondition:   true,
 	}
 }
 
@@ -77,6 +91,10 @@ type Input struct {
 	Pods []*v1.Pod
 	// Metrics has one reading per spec.metrics entry, in the same order.
 	Metrics []Reading
+	// ScaledToZero is the status of the HPA's ScaledToZero condition as the
+	// API server holds it (true: the HPA itself scaled the target to 0).
+	// Nil means the model's own record: what its earlier steps decided.
+	ScaledToZero *bool
 }
 
 // Decision is what the controller would do in one sync.
@@ -99,6 +117,11 @@ type Decision struct {
 	// Explanation says, in order, how the decision was reached.
 	Explanation []string
 }
+
+// ScaledToZero is the condition type, new in Kubernetes 1.37, that the
+// controller sets on every rescale: True when it scaled the target to 0,
+// which is what lets it scale the target up from 0 later.
+const ScaledToZero autoscalingv2.HorizontalPodAutoscalerConditionType = "ScaledToZero"
 
 // Condition returns the condition of type t and whether it is set.
 func (d Decision) Condition(t autoscalingv2.HorizontalPodAutoscalerConditionType) (autoscalingv2.HorizontalPodAutoscalerCondition, bool) {
@@ -135,6 +158,8 @@ type Model struct {
 	ups    []scaleEvent
 	downs  []scaleEvent
 	primed bool
+	// scaledToZero is the ScaledToZero condition after the last step.
+	scaledToZero bool
 }
 
 type recommendation struct {
@@ -161,11 +186,15 @@ func New(spec autoscalingv2.HorizontalPodAutoscalerSpec, opts Options) (*Model, 
 	}
 	s := *spec.DeepCopy()
 	applyDefaults(&s)
-	if err := validate(&s); err != nil {
+	if err := validate(&s, opts.ScaleToZero); err != nil {
 		return nil, err
 	}
 	return &Model{spec: s, opts: opts}, nil
 }
+
+// ScaledToZeroNow reports the ScaledToZero condition the model holds after
+// its last step.
+func (m *Model) ScaledToZeroNow() bool { return m.scaledToZero }
 
 // Spec returns the spec with defaults applied.
 func (m *Model) Spec() autoscalingv2.HorizontalPodAutoscalerSpec { return *m.spec.DeepCopy() }
@@ -178,6 +207,9 @@ func (m *Model) Step(in Input) (Decision, error) {
 	}
 	if in.Replicas < 0 || in.StatusReplicas < 0 {
 		return Decision{}, fmt.Errorf("replicas: must not be negative, got %d (status %d)", in.Replicas, in.StatusReplicas)
+	}
+	if in.ScaledToZero != nil {
+		m.scaledToZero = *in.ScaledToZero
 	}
 	s := &sync{m: m, in: in, d: Decision{CurrentReplicas: in.Replicas}}
 	s.run()

@@ -257,7 +257,7 @@ func TestNewRefusesInvalidSpecs(t *testing.T) {
 		{"zero utilization", zeroUtil, "spec.metrics[0].target.averageUtilization: must be at least 1, got 0"},
 		{"negative average value", negPods, "spec.metrics[0].target.averageValue: must be positive, got -500m"},
 		{"missing average value", noValue, "spec.metrics[0].target.averageValue: must be set for target type AverageValue"},
-		{"minReplicas 0", zero, "spec.minReplicas: must be at least 1"},
+		{"minReplicas 0 with only per-pod metrics", zero, "spec.metrics: must specify at least one Object or External metric to support scaling to zero replicas"},
 		{"max below min", spec(3, 2, cpuUtilization(50)), "spec.maxReplicas"},
 		{"utilization on a pods metric", utilPods, `spec.metrics[0].target.type: "Utilization" is not allowed for Pods metrics`},
 		{"zero policy value", badPolicy, "spec.behavior.scaleUp.policies[0].value: must be positive, got 0"},

@@ -62,7 +62,7 @@ func (s *sync) metric(spec autoscalingv2.MetricSpec, r Reading) (mr MetricResult
 			mr.Name = fmt.Sprintf("external metric %s(%+v)", o.Metric.Name, o.Metric.Selector)
 		}
 		if r.Err != nil {
-			mr.Err = fmt.Errorf("unable to get metric %s: %v on %s %s", o.Metric.Name, o.DescribedObject.Kind, o.DescribedObject.Name, r.Err)
+			mr.Err = fmt.Errorf("unable to get metric %s on %s %s: %v", o.Metric.Name, o.DescribedObject.Kind, o.DescribedObject.Name, r.Err)
 			return mr, "FailedGetObjectMetric"
 		}
 		s.total(&mr, r.Value, o.Target)
@@ -265,6 +265,13 @@ func (s *sync) total(mr *MetricResult, usage int64, t autoscalingv2.MetricTarget
 	ratio := float64(usage) / float64(target)
 	mr.Ratio = ratio
 	mr.note("value %s, target %s: ratio %.3f (tolerance %s)", milli(usage), milli(target), ratio, tol)
+	if s.in.Replicas == 0 {
+		// From zero the controller uses neither the tolerance nor ready pods:
+		// any value above 0 asks for at least one replica.
+		mr.Proposal = clampInt32(math.Ceil(ratio))
+		mr.note("from 0 replicas: ceil(%.3f) = %d", ratio, mr.Proposal)
+		return
+	}
 	if tol.within(ratio) {
 		mr.Proposal = s.in.Replicas
 		mr.note("within tolerance: keep %d", s.in.Replicas)

@@ -75,10 +75,22 @@ func completeRules(from, to *autoscalingv2.HPAScalingRules) *autoscalingv2.HPASc
 	return to
 }
 
-// validate refuses what the API server refuses (scale-to-zero off).
-func validate(s *autoscalingv2.HorizontalPodAutoscalerSpec) error {
-	if *s.MinReplicas < 1 {
-		return fmt.Errorf("spec.minReplicas: must be at least 1 (scale to zero is off), got %d", *s.MinReplicas)
+// validate refuses what the API server refuses. minReplicas 0 needs the
+// HPAScaleToZero gate and an Object or External metric: with only per-pod
+// metrics nothing could be read at 0 replicas to scale up again.
+func validate(s *autoscalingv2.HorizontalPodAutoscalerSpec, scaleToZero bool) error {
+	lowest := int32(1)
+	if scaleToZero {
+		lowest = 0
+	}
+	if *s.MinReplicas < lowest {
+		if lowest == 1 && *s.MinReplicas == 0 {
+			return fmt.Errorf("spec.minReplicas: must be at least 1 (the HPAScaleToZero feature gate is off), got 0")
+		}
+		return fmt.Errorf("spec.minReplicas: must be at least %d, got %d", lowest, *s.MinReplicas)
+	}
+	if *s.MinReplicas == 0 && !hasObjectOrExternal(s.Metrics) {
+		return fmt.Errorf("spec.metrics: must specify at least one Object or External metric to support scaling to zero replicas (minReplicas is 0)")
 	}
 	if s.MaxReplicas < *s.MinReplicas {
 		return fmt.Errorf("spec.maxReplicas: must be at least minReplicas (%d), got %d", *s.MinReplicas, s.MaxReplicas)
@@ -97,6 +109,16 @@ func validate(s *autoscalingv2.HorizontalPodAutoscalerSpec) error {
 		}
 	}
 	return nil
+}
+
+// hasObjectOrExternal is true when a metric can be read with no pods.
+func hasObjectOrExternal(ms []autoscalingv2.MetricSpec) bool {
+	for _, m := range ms {
+		if m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType {
+			return true
+		}
+	}
+	return false
 }
 
 func validateMetric(m *autoscalingv2.MetricSpec) error {

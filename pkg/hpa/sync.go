@@ -26,12 +26,11 @@ func (s *sync) run() {
 	}
 	minR, maxR := *m.spec.MinReplicas, m.spec.MaxReplicas
 	var desired int32
-	rescale := true
+	rescale, compute := true, false
 	switch {
 	case cur == 0:
-		rescale = false
-		s.set(autoscalingv2.ScalingActive, v1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
-		s.explain("the target has 0 replicas: the HPA does not scale it (scale to zero is off)")
+		compute = s.fromZero(minR)
+		rescale = compute
 	case cur > maxR:
 		desired, s.d.Reason = maxR, "Current number of replicas above Spec.MaxReplicas"
 		s.explain("%d replicas is above maxReplicas %d: set to %d without looking at metrics", cur, maxR, maxR)
@@ -39,6 +38,9 @@ func (s *sync) run() {
 		desired, s.d.Reason = minR, "Current number of replicas below Spec.MinReplicas"
 		s.explain("%d replicas is below minReplicas %d: set to %d without looking at metrics", cur, minR, minR)
 	default:
+		compute = true
+	}
+	if compute {
 		proposal, name, ok := s.metrics()
 		if !ok {
 			s.d.DesiredReplicas = cur
@@ -57,11 +59,19 @@ func (s *sync) run() {
 		} else {
 			desired = s.normalizeWithBehavior(desired)
 		}
+		if cur == 0 && minR != 0 && desired < minR {
+			// minReplicas was raised while the HPA held the target at 0.
+			desired = minR
+			if s.d.Reason == "" {
+				s.d.Reason = "Current number of replicas below Spec.MinReplicas"
+			}
+			s.explain("the target is at 0 and minReplicas is now %d: scale to at least %d", minR, minR)
+		}
 		rescale = desired != cur
 	}
 	if !rescale {
 		s.d.DesiredReplicas, s.d.Reason = cur, ""
-		if cur > 0 {
+		if cur > 0 || compute {
 			s.explain("result: stay at %d replicas", cur)
 		}
 		return
@@ -70,6 +80,52 @@ func (s *sync) run() {
 	s.set(autoscalingv2.AbleToScale, v1.ConditionTrue, "SucceededRescale", fmt.Sprintf("the HPA controller was able to update the target scale to %d", desired))
 	s.explain("result: scale from %d to %d (%s)", cur, desired, s.d.Reason)
 	m.storeScaleEvent(cur, desired, s.in.Now)
+	s.recordScaledToZero(cur, desired)
+}
+
+// fromZero decides whether a target at 0 replicas is scaled from metrics.
+// The controller does so only when it put the target there itself (its
+// ScaledToZero condition is True) and an Object or External metric can be
+// read without pods, or when minReplicas was raised above 0 since; a target
+// someone else scaled to 0 is left alone, as before scale to zero existed.
+func (s *sync) fromZero(minR int32) bool {
+	m := s.m
+	if m.opts.ScaleToZero && !m.opts.ScaledToZeroCondition && minR == 0 {
+		s.explain("the target is at 0 replicas and minReplicas is 0: its metrics decide whether it scales up (the controller before 1.37)")
+		return true
+	}
+	atZeroByHPA := m.opts.ScaleToZero && m.opts.ScaledToZeroCondition && m.scaledToZero
+	if (minR != 0 && atZeroByHPA) || (atZeroByHPA && hasObjectOrExternal(m.spec.Metrics)) {
+		s.explain("the target is at 0 replicas, where the HPA scaled it (ScaledToZero): its metrics decide whether it scales up")
+		return true
+	}
+	s.set(autoscalingv2.ScalingActive, v1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
+	switch {
+	case !m.opts.ScaleToZero:
+		s.explain("the target has 0 replicas: the HPA does not scale it (scale to zero is off)")
+	case minR == 0:
+		s.explain("the target has 0 replicas but the HPA did not put it there (no ScaledToZero condition): scaling is disabled until someone scales it up")
+	default:
+		s.explain("the target has 0 replicas (scaled there by hand): the HPA does not scale it until someone scales it up")
+	}
+	return false
+}
+
+// recordScaledToZero is the ScaledToZero condition the controller writes on
+// every rescale; with the gate off it removes the condition.
+func (s *sync) recordScaledToZero(cur, desired int32) {
+	m := s.m
+	if !m.opts.ScaleToZero || !m.opts.ScaledToZeroCondition {
+		m.scaledToZero = false
+		return
+	}
+	m.scaledToZero = cur > 0 && desired == 0 && *m.spec.MinReplicas == 0 && hasObjectOrExternal(m.spec.Metrics)
+	if m.scaledToZero {
+		s.set(ScaledToZero, v1.ConditionTrue, "ScaledToZero", "the HPA controller scaled the workload to zero")
+		s.explain("the HPA scaled the target to 0 (ScaledToZero): it scales it up again when an Object or External metric asks for replicas")
+		return
+	}
+	s.set(ScaledToZero, v1.ConditionFalse, "NotScaledToZero", "the HPA controller did not scale the workload to zero")
 }
 
 // metrics is computeReplicasForMetrics: the largest proposal wins; it

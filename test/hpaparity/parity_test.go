@@ -1,5 +1,5 @@
 // Package parity checks pkg/hpa against the HPA controller's own replica
-// calculator (k8s.io/kubernetes v1.35.4, pkg/controller/podautoscaler) on
+// calculator (k8s.io/kubernetes v1.37.2, pkg/controller/podautoscaler) on
 // random pods, samples, targets and tolerances: every metric source and
 // target type, missing samples, pending, failed, terminating, unready and
 // initializing pods, samples of pods the selector does not select. It is its

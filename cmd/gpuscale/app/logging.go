@@ -116,7 +116,7 @@ func vmodule(cmd *cobra.Command) bool {
 // line says which build runs.
 func longRunning(cmd *cobra.Command) bool {
 	switch cmd.Name() {
-	case "cluster-autoscaler", "metrics-adapter", "dcgm-sim", "demo":
+	case "cluster-autoscaler", "metrics-adapter", "dcgm-sim", "inference-sim", "demo":
 		return cmd.HasParent()
 	}
 	return false

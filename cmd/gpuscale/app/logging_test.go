@@ -169,7 +169,7 @@ func TestLongRunningCommands(t *testing.T) {
 		}
 	}
 	sort.Strings(got)
-	if want := "cluster-autoscaler dcgm-sim demo metrics-adapter"; strings.Join(got, " ") != want {
+	if want := "cluster-autoscaler dcgm-sim demo inference-sim metrics-adapter"; strings.Join(got, " ") != want {
 		t.Errorf("long-running commands %q, want %s", got, want)
 	}
 }

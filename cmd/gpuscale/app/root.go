@@ -1,5 +1,5 @@
 // Package app is the gpuscale command line: the root command, `version`,
-// `metrics-adapter`, `dcgm-sim`, `simulate`, `explain`, `demo`, and
+// `metrics-adapter`, `dcgm-sim`, `inference-sim`, `simulate`, `explain`, `demo`, and
 // `cluster-autoscaler`, whose flags (upstream names and defaults) are
 // owned by internal/run and pkg/autoscalerflags.
 package app
@@ -51,7 +51,7 @@ GPU autoscaling walkthrough on a local control plane (demo).`,
 	addLogging(root)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCommand(), newClusterAutoscalerCommand(r.clusterAutoscaler), newMetricsAdapterCommand(),
-		newDCGMSimCommand(), newSimulateCommand(), newExplainCommand(), newDemoCommand())
+		newDCGMSimCommand(), newInferenceSimCommand(), newSimulateCommand(), newExplainCommand(), newDemoCommand())
 	return root
 }
 

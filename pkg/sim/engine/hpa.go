@@ -17,13 +17,18 @@ import (
 // that value. The model keeps its own history (stabilization windows,
 // scale events).
 //
+// Object and External metrics read total: the Deployment's load at that
+// moment, in the load curve's units, in milli-units (a queue or a request
+// rate in front of the pods, which exists at 0 replicas too, so an HPA
+// with minReplicas 0 can scale the Deployment from 0).
+//
 // Sync also says whether the sync was steady: every metric proposed the
 // current replicas. A steady sync decides "no change" whatever the
 // history, so while the input stays the same the engine does not call
 // Sync again; before the input changes it replays the last skipped sync,
 // so the model's history holds what the controller's would.
 type PodAutoscaler interface {
-	Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric) (desired int32, steady bool, err error)
+	Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric, total int64) (desired int32, steady bool, err error)
 }
 
 // NewPodAutoscaler builds the model for an HPA spec.
@@ -36,17 +41,28 @@ func NewHPAModel(spec autoscalingv2.HorizontalPodAutoscalerSpec) (PodAutoscaler,
 	if err != nil {
 		return nil, err
 	}
-	return &hpaModel{m: m, readings: make([]hpa.Reading, len(m.Spec().Metrics))}, nil
+	ms := m.Spec().Metrics
+	h := &hpaModel{m: m, readings: make([]hpa.Reading, len(ms)), total: make([]bool, len(ms))}
+	for i, ms := range ms {
+		h.total[i] = ms.Type == autoscalingv2.ObjectMetricSourceType || ms.Type == autoscalingv2.ExternalMetricSourceType
+	}
+	return h, nil
 }
 
 type hpaModel struct {
 	m        *hpa.Model
 	readings []hpa.Reading
+	// total marks the metrics that read the Deployment's load as one value.
+	total []bool
 }
 
-func (h *hpaModel) Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric) (int32, bool, error) {
+func (h *hpaModel) Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric, total int64) (int32, bool, error) {
 	for i := range h.readings {
-		h.readings[i].Pods = metric
+		if h.total[i] {
+			h.readings[i].Value = total
+		} else {
+			h.readings[i].Pods = metric
+		}
 	}
 	d, err := h.m.Step(hpa.Input{Now: now, Replicas: replicas, StatusReplicas: int32(len(pods)), Pods: pods, Metrics: h.readings})
 	if err != nil {
@@ -67,14 +83,15 @@ func (e *Engine) syncHPA(w *workloadState) error {
 	v := &w.view
 	// A serving Deployment's metrics move with every request: no sync is
 	// skipped.
-	same := w.serving == nil && v.built && v.version == w.version && e.now < v.nextReady && w.utilFor(e.now, v.ready) == v.util
+	same := w.serving == nil && v.built && v.version == w.version && e.now < v.nextReady && w.utilFor(e.now, v.ready) == v.util &&
+		w.totalFor(e.now) == v.total
 	if same && w.steady && !e.opts.EveryLoop {
 		w.skipped, w.skippedAt = true, e.now
 		return nil
 	}
 	if w.skipped {
 		// The controller ran at skippedAt on the input still in the view.
-		if _, _, err := w.hpa.Sync(clock(w.skippedAt), int32(w.desired), v.pods, v.metric); err != nil {
+		if _, _, err := w.hpa.Sync(clock(w.skippedAt), int32(w.desired), v.pods, v.metric, v.total); err != nil {
 			return err
 		}
 		w.skipped = false
@@ -83,7 +100,8 @@ func (e *Engine) syncHPA(w *workloadState) error {
 	if w.serving != nil {
 		w.servingMetrics(e.now, metric)
 	}
-	n, steady, err := w.hpa.Sync(clock(e.now), int32(w.desired), pods, metric)
+	v.total = w.totalFor(e.now)
+	n, steady, err := w.hpa.Sync(clock(e.now), int32(w.desired), pods, metric, v.total)
 	if err != nil {
 		return err
 	}
@@ -103,6 +121,16 @@ func (w *workloadState) utilFor(now time.Duration, ready int) int64 {
 	return int64(min(100, 100*load(l, now)/float64(ready)/l.CapacityPerPod) * 1000)
 }
 
+// totalFor is what Object and External metrics read at now: the load, in
+// milli-units of the load curve; 0 for a Deployment without one (a serving
+// Deployment's HPA reads its fleet).
+func (w *workloadState) totalFor(now time.Duration) int64 {
+	if w.cfg.Deployment.Load == nil {
+		return 0
+	}
+	return int64(load(w.cfg.Deployment.Load, now) * 1000)
+}
+
 // hpaView is what the HPA sees of a Deployment's pods, kept up to date in
 // place so that a sync in which nothing changed costs nothing: each pod's
 // phase, Ready condition and start time, and the metric values.
@@ -118,6 +146,8 @@ type hpaView struct {
 	nextReady  time.Duration
 	util       int64
 	readyNames []string
+	// total is the value Object and External metrics read at the last sync.
+	total int64
 }
 
 // hpaPod is a pod as the HPA sees it, made once per pod.

@@ -378,8 +378,15 @@ func (d *Deployment) validateHPA(path string, h *autoscalingv2.HorizontalPodAuto
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, field}, args...)...))
 	}
-	if h.MinReplicas != nil && *h.MinReplicas < 1 {
-		bad("minReplicas", "must be at least 1, got %d", *h.MinReplicas)
+	external := false
+	for _, m := range h.Metrics {
+		external = external || m.Type == autoscalingv2.ExternalMetricSourceType
+	}
+	switch {
+	case h.MinReplicas != nil && *h.MinReplicas < 0:
+		bad("minReplicas", "must not be negative, got %d", *h.MinReplicas)
+	case h.MinReplicas != nil && *h.MinReplicas == 0 && !external:
+		bad("minReplicas", "0 (scale to zero) needs an External metric, which reads the load while no pod runs")
 	}
 	if h.MaxReplicas < 1 || (h.MinReplicas != nil && h.MaxReplicas < *h.MinReplicas) {
 		bad("maxReplicas", "must be at least 1 and minReplicas, got %d", h.MaxReplicas)
@@ -390,13 +397,26 @@ func (d *Deployment) validateHPA(path string, h *autoscalingv2.HorizontalPodAuto
 		bad("metrics", "at least one metric is needed")
 	}
 	for i, m := range h.Metrics {
-		if m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil {
-			bad(fmt.Sprintf("metrics[%d].type", i), "the simulator serves Pods metrics, got %q", m.Type)
-			continue
-		}
-		t := m.Pods.Target
-		if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
-			bad(fmt.Sprintf("metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+		switch {
+		case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil:
+			t := m.Pods.Target
+			if t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.Sign() <= 0 {
+				bad(fmt.Sprintf("metrics[%d].pods.target", i), "must be a positive AverageValue, got type %q", t.Type)
+			}
+		case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+			t := m.External.Target
+			q := t.Value
+			if t.Type == autoscalingv2.AverageValueMetricType {
+				q = t.AverageValue
+			}
+			if (t.Type != autoscalingv2.ValueMetricType && t.Type != autoscalingv2.AverageValueMetricType) || q == nil || q.Sign() <= 0 {
+				bad(fmt.Sprintf("metrics[%d].external.target", i), "must be a positive Value or AverageValue, got type %q", t.Type)
+			}
+			if d.Load == nil {
+				bad(fmt.Sprintf("metrics[%d].external", i), "an External metric reads the Deployment's load curve, and it has none")
+			}
+		default:
+			bad(fmt.Sprintf("metrics[%d].type", i), "the simulator serves Pods metrics (each pod's utilization) and External metrics (the Deployment's load), got %q", m.Type)
 		}
 	}
 	if d.Serving != nil {

@@ -36,6 +36,9 @@ type envOptions struct {
 	ScrapeInterval time.Duration
 	// ControllerManagerArgs are extra kube-controller-manager flags.
 	ControllerManagerArgs []string
+	// Scrape, when set, adds Prometheus jobs; it runs once the cluster is
+	// up, before Prometheus starts.
+	Scrape func(t testing.TB, e *env) []localcluster.ScrapeJob
 }
 
 // env is a local control plane with GPU nodes, dcgm-sim, Prometheus and,
@@ -83,11 +86,15 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	// Prometheus scrapes dcgm-sim as kube-prometheus-stack scrapes the GPU
 	// operator's dcgm-exporter through its ServiceMonitor: target labels
 	// namespace/pod/container win, the exporter's own arrive as exported_*.
+	jobs := []localcluster.ScrapeJob{localcluster.DCGMExporterJob(e.simAddr)}
+	if opts.Scrape != nil {
+		jobs = append(jobs, opts.Scrape(t, e)...)
+	}
 	e.prom, err = localcluster.StartPrometheus(ctx, localcluster.PrometheusOptions{
 		BinDir:         promBin,
 		Dir:            filepath.Join(t.TempDir(), "prometheus"),
 		ScrapeInterval: opts.ScrapeInterval,
-		Jobs:           []localcluster.ScrapeJob{localcluster.DCGMExporterJob(e.simAddr)},
+		Jobs:           jobs,
 	})
 	if err != nil {
 		t.Fatal(err)
