@@ -10,8 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	clocktesting "k8s.io/utils/clock/testing"
-
+	
 	"github.com/gpuscale/gpuscale/pkg/controller"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/limits"
@@ -54,7 +53,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		World: WorldOptions{
-			Groups: []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
+			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
 			MaxNodesTotal: 6, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
 		},
 		ScanInterval: 10 * time.Second,
@@ -67,7 +66,7 @@ func DefaultOptions() Options {
 // upstream defaults with shorter timers, no HTTP server, no leader
 // election (the harness plays the Lease: the elector reads the real
 // clock).
-func (o Options) controllerOptions(id string, clk *clocktesting.FakeClock) controller.Options {
+func (o Options) controllerOptions(id string, clk *simClock) controller.Options {
 	c := controller.DefaultOptions()
 	c.Address = ""
 	c.LeaderElection.Enabled = false
@@ -123,7 +122,7 @@ type process struct {
 
 type run struct {
 	o       Options
-	clock   *clocktesting.FakeClock
+	clock   *simClock
 	hist    *History
 	world   *World
 	cloud   *Cloud
@@ -145,7 +144,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	if o.Invariants == nil {
 		o.Invariants = All()
 	}
-	clk := clocktesting.NewFakeClock(epoch)
+	clk := newSimClock(epoch)
 	h := &History{}
 	w := newWorld(clk, h)
 	r := &run{o: o, clock: clk, hist: h, world: w, cloud: newCloud(w, o.World), q: quiescence{Timeout: o.Settle},
@@ -170,11 +169,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 		r.cloud.registerAll()
 		w.endTerminations()
 		w.schedule()
-		if r.settle(i) {
-			return r.finish()
-		}
-		clk.Step(o.ScanInterval)
-		if r.settle(i) || r.check(i, "Tail", k == o.TailTicks-1) {
+		if r.settle(i) || r.advance(i, o.ScanInterval) || r.check(i, "Tail", k == o.TailTicks-1) {
 			return r.finish()
 		}
 	}
@@ -191,6 +186,18 @@ func (r *run) settle(step int) bool {
 	if err := r.q.wait(); err != nil {
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
 		return true
+	}
+	return false
+}
+
+// advance moves the clock by d, one due waiter at a time, settling after
+// each; true when the goroutines did not settle.
+func (r *run) advance(step int, d time.Duration) bool {
+	until := r.clock.Now().Add(d)
+	for r.clock.fireNext(until) {
+		if r.settle(step) {
+			return true
+		}
 	}
 	return false
 }
@@ -235,7 +242,7 @@ func (r *run) apply(s Step) {
 	switch s.Kind {
 	case StepTick:
 		w.endTerminations()
-		r.clock.Step(s.Dur)
+		r.advance(w.currentStep(), s.Dur)
 	case StepSchedule:
 		w.schedule()
 	case StepRegister:
@@ -255,13 +262,23 @@ func (r *run) apply(s Step) {
 	case StepProtectPod:
 		w.protectPod(s.Pick)
 	case StepFault:
+		// Faults that concurrent drains could meet are aimed at one
+		// object, so that which drain meets one does not depend on how
+		// the goroutines interleave.
 		f := s.Fault
-		if f.Target == "nodes" {
+		switch f.Target {
+		case "nodes", "DeleteNodes":
 			nodes := w.nodes()
 			if len(nodes) == 0 {
 				return
 			}
 			f.Object = nodes[s.Pick%len(nodes)].Name
+		case "pods/eviction":
+			pods := w.runningPods()
+			if len(pods) == 0 {
+				return
+			}
+			f.Object = pods[s.Pick%len(pods)].Name
 		}
 		w.faults.arm(f)
 		r.faultAt = r.clock.Now()

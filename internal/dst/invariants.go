@@ -22,7 +22,9 @@ type Violation struct {
 	Detail    string
 }
 
-func (v Violation) String() string { return fmt.Sprintf("%s at step %d: %s", v.Invariant, v.Step, v.Detail) }
+func (v Violation) String() string {
+	return fmt.Sprintf("%s at step %d: %s", v.Invariant, v.Step, v.Detail)
+}
 
 // All are the invariants, in a fixed order.
 func All() []Invariant {

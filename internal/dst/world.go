@@ -26,8 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	clocktesting "k8s.io/utils/clock/testing"
-)
+	)
 
 var (
 	podsResource   = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -46,7 +45,7 @@ var (
 // ReplicaSet is recreated, pending.
 type World struct {
 	store *fake.Clientset
-	clock *clocktesting.FakeClock
+	clock *simClock
 	hist  *History
 	// faults are the armed API faults (faults.go).
 	faults *faultBook
@@ -57,8 +56,6 @@ type World struct {
 	instances map[string]*instanceState
 	// step is the schedule step being run, for the history.
 	step int
-	// replacements numbers the pods recreated by ReplicaSets.
-	replacements int
 }
 
 type instanceState struct {
@@ -66,7 +63,7 @@ type instanceState struct {
 	deposed bool
 }
 
-func newWorld(clk *clocktesting.FakeClock, hist *History) *World {
+func newWorld(clk *simClock, hist *History) *World {
 	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{},
 		instances: map[string]*instanceState{}}
 	w.store.PrependReactor("create", "pods", w.evict)
@@ -276,11 +273,9 @@ func (w *World) replace(pod *v1.Pod) {
 	if ref := metav1.GetControllerOf(pod); ref == nil || ref.Kind != "ReplicaSet" {
 		return
 	}
-	w.mu.Lock()
-	w.replacements++
-	n := w.replacements
-	w.mu.Unlock()
-	p := freshPod(pod, fmt.Sprintf("%s-r%d", pod.Labels["app"], n))
+	// Named after the pod it replaces, so that the name does not depend
+	// on the order in which concurrent drains evict.
+	p := freshPod(pod, pod.Name+"r")
 	_ = w.store.Tracker().Add(p)
 }
 
