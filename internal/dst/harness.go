@@ -10,7 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	
+
 	"github.com/gpuscale/gpuscale/pkg/controller"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/limits"
@@ -46,6 +46,8 @@ type Options struct {
 	Settle time.Duration
 	// Invariants checked after every step; nil means All().
 	Invariants []Invariant
+	// Log, when set, receives the controllers' logs.
+	Log io.Writer
 }
 
 // DefaultOptions are a small GPU cluster with short timers, so that a
@@ -71,7 +73,11 @@ func (o Options) controllerOptions(id string, clk *simClock) controller.Options 
 	c.Address = ""
 	c.LeaderElection.Enabled = false
 	c.Clock = clk
-	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	c.Logger = slog.New(slog.NewTextHandler(log, nil)).With("instance", id)
 	c.ScanInterval = o.ScanInterval
 	c.MaxPodEvictionTime = time.Minute
 	c.CacheSyncReport = time.Hour
@@ -89,8 +95,6 @@ func (o Options) controllerOptions(id string, clk *simClock) controller.Options 
 	a.Limits = limits.Default()
 	a.Limits.MaxNodesTotal = o.World.MaxNodesTotal
 	a.Limits.GPUs = map[string]limits.Range{"nvidia.com/gpu": {Min: 0, Max: int64(o.World.MaxGPUs)}}
-	c.StatusConfigMapName = "cluster-autoscaler-status"
-	_ = id
 	return c
 }
 
@@ -156,13 +160,14 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	}
 	for i, s := range steps {
 		w.setStep(i)
-		r.apply(s)
+		stuck := r.apply(s)
 		r.res.Ran = i + 1
-		if r.settle(i) || r.check(i, s.String(), false) {
+		if stuck || r.settle(i) || r.check(i, s.String(), false) {
 			return r.finish()
 		}
 	}
 	w.faults.clear()
+	w.gates.openAll()
 	for k := range o.TailTicks {
 		i := len(steps) + k
 		w.setStep(i)
@@ -237,12 +242,13 @@ func (r *run) stop() {
 	}
 }
 
-func (r *run) apply(s Step) {
+// apply runs one step; true when the goroutines did not settle.
+func (r *run) apply(s Step) bool {
 	w := r.world
 	switch s.Kind {
 	case StepTick:
 		w.endTerminations()
-		r.advance(w.currentStep(), s.Dur)
+		return r.advance(w.currentStep(), s.Dur)
 	case StepSchedule:
 		w.schedule()
 	case StepRegister:
@@ -270,13 +276,13 @@ func (r *run) apply(s Step) {
 		case "nodes", "DeleteNodes":
 			nodes := w.nodes()
 			if len(nodes) == 0 {
-				return
+				return false
 			}
 			f.Object = nodes[s.Pick%len(nodes)].Name
 		case "pods/eviction":
 			pods := w.runningPods()
 			if len(pods) == 0 {
-				return
+				return false
 			}
 			f.Object = pods[s.Pick%len(pods)].Name
 		}
@@ -289,6 +295,11 @@ func (r *run) apply(s Step) {
 		<-p.done
 		r.faultAt = r.clock.Now()
 		r.start()
+	case StepHoldWatch:
+		w.gates.set(s.Resource, true)
+		r.faultAt = r.clock.Now()
+	case StepReleaseWatch:
+		w.gates.set(s.Resource, false)
 	case StepTakeover:
 		p := r.leader
 		w.depose(p.id)
@@ -297,6 +308,7 @@ func (r *run) apply(s Step) {
 		r.faultAt = r.clock.Now()
 		r.start()
 	}
+	return false
 }
 
 // check observes the cluster and runs the invariants; true stops the run.

@@ -38,10 +38,15 @@ const (
 	// StepTakeover has a second replica take the Lease: the first one's
 	// leader context ends and the new one starts acting at once.
 	StepTakeover
+	// StepHoldWatch holds back the watch events of Resource: the caches
+	// lag the API server until StepReleaseWatch.
+	StepHoldWatch
+	// StepReleaseWatch delivers the events held back for Resource.
+	StepReleaseWatch
 )
 
 var stepNames = [...]string{"Tick", "Schedule", "Register", "LoseKubelet", "AddWorkload", "DeleteWorkload",
-	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover"}
+	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover", "HoldWatch", "ReleaseWatch"}
 
 func (k StepKind) String() string { return stepNames[k] }
 
@@ -54,6 +59,9 @@ type Step struct {
 	Replicas int
 	GPU      bool
 	Fault    Fault
+	// Resource is the watched resource of StepHoldWatch and
+	// StepReleaseWatch.
+	Resource string
 }
 
 func (s Step) String() string {
@@ -64,6 +72,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("AddWorkload %s x%d gpu=%v", s.Workload, s.Replicas, s.GPU)
 	case StepFault:
 		return fmt.Sprintf("Fault %s (pick %d)", s.Fault, s.Pick)
+	case StepHoldWatch, StepReleaseWatch:
+		return fmt.Sprintf("%s %s", s.Kind, s.Resource)
 	case StepSchedule, StepKill, StepTakeover:
 		return s.Kind.String()
 	}
@@ -73,7 +83,7 @@ func (s Step) String() string {
 // weights of the step kinds when drawn.
 var stepWeights = [...]int{StepTick: 30, StepSchedule: 14, StepRegister: 12, StepLoseKubelet: 2,
 	StepAddWorkload: 8, StepDeleteWorkload: 5, StepFinishPod: 10, StepProtectPod: 3, StepFault: 14, StepKill: 4,
-	StepTakeover: 3}
+	StepTakeover: 3, StepHoldWatch: 4, StepReleaseWatch: 4}
 
 // Generate draws a schedule of n steps from seed.
 func Generate(seed uint64, n int) []Step {
@@ -107,6 +117,8 @@ func Generate(seed uint64, n int) []Step {
 			s.GPU = r.IntN(2) > 0
 		case StepFault:
 			s.Fault = drawFault(r)
+		case StepHoldWatch, StepReleaseWatch:
+			s.Resource = watchedResources[r.IntN(len(watchedResources))]
 		}
 		steps = append(steps, s)
 	}
@@ -114,8 +126,9 @@ func Generate(seed uint64, n int) []Step {
 }
 
 var (
-	apiTargets   = [...]string{"nodes", "nodes", "pods/eviction", "configmaps"}
-	cloudTargets = [...]string{"IncreaseSize", "DeleteNodes", "DecreaseTargetSize", "Refresh"}
+	watchedResources = [...]string{"pods", "nodes"}
+	apiTargets       = [...]string{"nodes", "nodes", "pods/eviction", "configmaps"}
+	cloudTargets     = [...]string{"IncreaseSize", "DeleteNodes", "DecreaseTargetSize", "Refresh"}
 )
 
 func drawFault(r *rand.Rand) Fault {

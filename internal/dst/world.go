@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	)
+)
 
 var (
 	podsResource   = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -49,6 +49,8 @@ type World struct {
 	hist  *History
 	// faults are the armed API faults (faults.go).
 	faults *faultBook
+	// gates hold watch events back (watch.go).
+	gates *gates
 
 	mu sync.Mutex
 	// instances are the autoscaler processes by name: whether each may
@@ -64,7 +66,7 @@ type instanceState struct {
 }
 
 func newWorld(clk *simClock, hist *History) *World {
-	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{},
+	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{}, gates: newGates(),
 		instances: map[string]*instanceState{}}
 	w.store.PrependReactor("create", "pods", w.evict)
 	return w
@@ -85,7 +87,10 @@ func (w *World) client(id string) *fake.Clientset {
 			return true, nil, fmt.Errorf("instance %s was killed", id)
 		}
 		wi, err := w.store.Tracker().Watch(a.GetResource(), a.GetNamespace())
-		return true, wi, err
+		if err != nil {
+			return true, nil, err
+		}
+		return true, newGatedWatch(wi, a.GetResource().Resource, w.gates), nil
 	})
 	return cs
 }
