@@ -187,7 +187,7 @@ func (v *cloudView) DecreaseTargetSize(ctx context.Context, group string, delta 
 // then for the scale-up invariants.
 func (c *Cloud) increase(by, group string, delta int) error {
 	w := c.world
-	pending := len(w.unboundPods())
+	pending := w.waitingAsSeen()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, ok := c.groups[group]

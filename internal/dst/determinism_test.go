@@ -7,8 +7,8 @@ import (
 // One seed gives one run: the harness owns the schedule and waits for the
 // controller's goroutines between steps.
 func TestSameSeedSameRun(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		steps := Generate(seed, 60)
+	for _, seed := range shortSeeds {
+		steps := Generate(seed, 40)
 		a, b := Run(seed, steps, DefaultOptions()), Run(seed, steps, DefaultOptions())
 		if len(a.Trace) != len(b.Trace) {
 			t.Fatalf("seed %d: %d steps traced, then %d", seed, len(a.Trace), len(b.Trace))

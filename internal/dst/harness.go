@@ -59,7 +59,7 @@ func DefaultOptions() Options {
 			MaxNodesTotal: 6, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
 		},
 		ScanInterval: 10 * time.Second,
-		TailTicks:    90,
+		TailTicks:    60,
 		Settle:       20 * time.Second,
 	}
 }
@@ -296,6 +296,9 @@ func (r *run) apply(s Step) bool {
 		r.faultAt = r.clock.Now()
 		r.start()
 	case StepHoldWatch:
+		if s.Resource == "pods" {
+			w.holdPods()
+		}
 		w.gates.set(s.Resource, true)
 		r.faultAt = r.clock.Now()
 	case StepReleaseWatch:

@@ -62,3 +62,22 @@ func TestReplayAbortedRemovalDoesNotSpin(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayScaleUpForPodsALaggingCacheShows replays a schedule (seed 109,
+// shrunk) that broke ScaleUpWithinNeed as first written: the pods were
+// deleted while the pod watch was held, and the loop ordered a node for
+// pods its cache still showed. That is the latitude of every autoscaler
+// that reads a cache; the invariant now grants it (World.waitingAsSeen),
+// and the replay keeps it granted.
+func TestReplayScaleUpForPodsALaggingCacheShows(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadBudget, Replicas: 3},
+		{Kind: StepSchedule},
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepDeleteWorkload, Pick: 3},
+		{Kind: StepTick, Dur: 4 * time.Second},
+	}
+	for _, v := range Run(109, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

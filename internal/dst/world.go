@@ -58,6 +58,9 @@ type World struct {
 	instances map[string]*instanceState
 	// step is the schedule step being run, for the history.
 	step int
+	// staleWaiting counts the pods waiting when the pod watch was last
+	// held: a cache that lags still shows them waiting.
+	staleWaiting int
 }
 
 type instanceState struct {
@@ -241,6 +244,28 @@ func (w *World) depose(id string) {
 	w.mu.Lock()
 	w.instances[id].deposed = true
 	w.mu.Unlock()
+}
+
+// holdPods notes what a cache that stops seeing pod events keeps showing.
+func (w *World) holdPods() {
+	n := len(w.unboundPods())
+	w.mu.Lock()
+	w.staleWaiting = n
+	w.mu.Unlock()
+}
+
+// waitingAsSeen is the number of waiting pods a scale-up may answer: those
+// waiting now, or, while the pod watch is held, those the lagging cache
+// still shows, whichever is more. Ordering for pods the cache has not
+// yet seen leave is the in-flight latitude every autoscaler has.
+func (w *World) waitingAsSeen() int {
+	n := len(w.unboundPods())
+	if shut, _ := w.gates.state("pods"); shut {
+		w.mu.Lock()
+		n = max(n, w.staleWaiting)
+		w.mu.Unlock()
+	}
+	return n
 }
 
 func (w *World) currentStep() int {
