@@ -97,9 +97,24 @@ func (w *World) deleteWorkload(name string) {
 	_ = w.store.Tracker().Delete(pdbsResource, "default", name)
 	for _, p := range w.pods() {
 		if p.Labels["app"] == name {
-			_ = w.store.Tracker().Delete(podsResource, p.Namespace, p.Name)
+			w.deletePod(p)
 		}
 	}
+}
+
+// deletePod deletes a pod as the API server does: one with a grace period
+// that runs on a node terminates first (endTerminations ends it).
+func (w *World) deletePod(p *v1.Pod) {
+	if p.DeletionTimestamp != nil {
+		return
+	}
+	if grace := podGrace(p); grace > 0 && p.Spec.NodeName != "" {
+		now := metav1.NewTime(w.clock.Now())
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
+		_ = w.store.Tracker().Update(podsResource, p, p.Namespace)
+		return
+	}
+	_ = w.store.Tracker().Delete(podsResource, p.Namespace, p.Name)
 }
 
 // finishPod ends the pick-th running pod (a batch job completing); its
@@ -110,7 +125,7 @@ func (w *World) finishPod(pick int) string {
 		return ""
 	}
 	p := running[pick%len(running)]
-	_ = w.store.Tracker().Delete(podsResource, p.Namespace, p.Name)
+	w.deletePod(p)
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		if obj, err := w.store.Tracker().Get(rsResource, p.Namespace, ref.Name); err == nil {
 			rs := obj.(*appsv1.ReplicaSet)

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"testing"
-	"time"
 )
 
 // The long search runs only when asked: make dst, or
@@ -16,6 +15,7 @@ var (
 	searchSteps     = flag.Int("dst.steps", 60, "steps per schedule, before the quiet tail")
 	searchTime      = flag.Duration("dst.time", 0, "stop TestSearch after this long (0: no limit)")
 	searchShrink    = flag.Int("dst.shrink-runs", 200, "runs spent shrinking each finding")
+	searchFirst     = flag.Bool("dst.first", false, "stop TestSearch at the first finding")
 )
 
 // TestSearch explores schedules and prints the report; it fails on any
@@ -25,10 +25,9 @@ func TestSearch(t *testing.T) {
 		t.Skip("the long search runs with -dst.schedules=N (make dst)")
 	}
 	rep := Search(SearchOptions{FirstSeed: *searchSeed, Schedules: *searchSchedules, Steps: *searchSteps,
-		Time: *searchTime, ShrinkRuns: *searchShrink, Run: DefaultOptions()})
+		Time: *searchTime, ShrinkRuns: *searchShrink, StopAtFirst: *searchFirst, Run: DefaultOptions()})
 	rep.Print(os.Stdout)
 	if len(rep.Findings) > 0 {
 		t.Errorf("%d finding(s)", len(rep.Findings))
 	}
-	_ = time.Second
 }

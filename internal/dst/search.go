@@ -19,7 +19,9 @@ type SearchOptions struct {
 	Time time.Duration
 	// ShrinkRuns bounds the runs spent shrinking each finding.
 	ShrinkRuns int
-	Run        Options
+	// StopAtFirst ends the search at the first finding.
+	StopAtFirst bool
+	Run         Options
 }
 
 // Report is what a search did.
@@ -76,6 +78,9 @@ func Search(o SearchOptions) Report {
 			f.Replay = ReplayTest(fmt.Sprintf("TestReplaySeed%d", seed), seed, small, f.Violation)
 		}
 		rep.Findings = append(rep.Findings, f)
+		if o.StopAtFirst {
+			break
+		}
 	}
 	rep.Wall = time.Since(start)
 	return rep
