@@ -292,7 +292,13 @@ func (r *run) apply(s Step) bool {
 		p := r.leader
 		w.kill(p.id)
 		p.cancel()
-		<-p.done
+		select {
+		case <-p.done:
+		case <-time.After(r.o.Settle):
+			r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: w.currentStep(),
+				Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
+			return true
+		}
 		r.faultAt = r.clock.Now()
 		r.start()
 	case StepHoldWatch:

@@ -63,6 +63,26 @@ func removalMessage(`},
 				"ctx, cancel := withClockTimeout(context.WithoutCancel(lead), a.clock, a.drainTimeout(grace))"},
 		},
 		invariants: []string{"SingleActingLeader"}},
+	{name: "nodes on their way not counted by scale-up",
+		edits: []edit{
+			{"pkg/scaleup/planner.go", "if err := r.addUpcoming(); err != nil {", "if err := error(nil); err != nil {"},
+		},
+		invariants: []string{"ScaleUpWithinNeed"}},
+	{name: "--max-nodes-total not applied",
+		edits: []edit{
+			{"pkg/limits/limits.go", "if l.MaxNodesTotal > 0 {", "if false && l.MaxNodesTotal > 0 {"},
+		},
+		invariants: []string{"LimitsRespected"}},
+	{name: "no stale-taint clean-up at start",
+		edits: []edit{
+			{"pkg/controller/controller.go", "cleaned = c.cleanUpAtStart(ctx)", "cleaned = true"},
+		},
+		invariants: []string{"NoStaleTaintAfterRestart"}},
+	{name: "scale-down never runs",
+		edits: []edit{
+			{"pkg/autoscaler/autoscaler.go", "case !l.opts.ScaleDownEnabled:", "case true:"},
+		},
+		invariants: []string{"Liveness"}},
 }
 
 // Each planted bug is found by the search within -dst.planted-time: the
