@@ -218,6 +218,12 @@ func (r *run) start() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{id: id, cancel: cancel, done: make(chan error, 1)}
+	// A process that starts while the pod watch is held lists the pods
+	// as they are now: that is what its cache shows until the release.
+	w := r.world
+	if shut, _ := w.gates.state("pods"); shut {
+		w.holdPods()
+	}
 	go func() { p.done <- c.Run(ctx) }()
 	r.leader = p
 	r.started = r.clock.Now()

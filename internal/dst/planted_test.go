@@ -52,7 +52,7 @@ func removalMessage(`},
 				"case apierrors.IsTooManyRequests(err):\n\t\t\treturn c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})"},
 		},
 		invariants: []string{"PodsLeaveOnlyByEvictionOrCompletion"}},
-	{name: "terminating pods not waited for (issue's bug 1 reverted)",
+	{name: "terminating pods not waited for (a fixed bug, reverted)",
 		edits: []edit{
 			{"pkg/controller/recheck.go", "out.await = append(out.await, p)", "_ = p"},
 		},

@@ -81,3 +81,54 @@ func TestReplayScaleUpForPodsALaggingCacheShows(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayScaleUpForPodsAProcessListedDuringAHold replays a schedule
+// (seed 1026, shrunk) that broke ScaleUpWithinNeed as written then: a
+// replica that took over while the pod watch was held listed three
+// waiting pods, which a user deleted before its first scale-up. Its cache
+// is the list it made; the invariant now counts what a process listed at
+// its start (run.start), as it counts what a cache showed when its watch
+// was held.
+func TestReplayScaleUpForPodsAProcessListedDuringAHold(t *testing.T) {
+	steps := []Step{
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 3},
+		{Kind: StepSchedule},
+		{Kind: StepTakeover},
+		{Kind: StepTick, Dur: 44 * time.Second},
+		{Kind: StepTick, Dur: 22 * time.Second},
+		{Kind: StepTick, Dur: 34 * time.Second},
+		{Kind: StepTick, Dur: 46 * time.Second},
+		{Kind: StepDeleteWorkload, Pick: 15},
+		{Kind: StepTick, Dur: 34 * time.Second},
+		{Kind: StepTick, Dur: 22 * time.Second},
+	}
+	for _, v := range Run(1026, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayKeptInstanceDoesNotOvershootLimits replays a schedule (seed
+// 1186, shrunk) that broke LimitsRespected once registered instances were
+// kept from deletion: one plan deleted an instance it took for
+// unregistered (the node watch was held) and scaled the group up into the
+// slot; the instance was kept, the scale-up went ahead in full, and the
+// group reached 8 GPUs against --gpu-total 6. Fixed by taking the kept
+// instances' slots back from the scale-up of the same plan.
+func TestReplayKeptInstanceDoesNotOvershootLimits(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2, GPU: true},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 50 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadBudget, Replicas: 3, GPU: true},
+		{Kind: StepTick, Dur: 38 * time.Second},
+		{Kind: StepTick, Dur: 60 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepRegister, Pick: 6},
+		{Kind: StepTick, Dur: 44 * time.Second},
+	}
+	for _, v := range Run(1186, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

@@ -246,11 +246,16 @@ func (w *World) depose(id string) {
 	w.mu.Unlock()
 }
 
-// holdPods notes what a cache that stops seeing pod events keeps showing.
+// holdPods notes what a cache that stops seeing pod events keeps showing
+// (called as the pod watch is held, and as a process starts during the
+// hold: its list is the last view it gets).
 func (w *World) holdPods() {
 	n := len(w.unboundPods())
 	w.mu.Lock()
-	w.staleWaiting = n
+	if shut, _ := w.gates.state("pods"); !shut {
+		w.staleWaiting = 0
+	}
+	w.staleWaiting = max(w.staleWaiting, n)
 	w.mu.Unlock()
 }
 

@@ -53,7 +53,15 @@ type liveActuator struct {
 	// requests writes ProvisioningRequest conditions; nil when they are
 	// not enabled.
 	requests *requestWatch
+	// spared counts, by group, the instances of this loop's plan that
+	// DeleteInstances kept because they registered after all: the plan
+	// counted on their slots, and a scale-up of the same plan takes them
+	// back (loop goroutine only; reset by newPlan).
+	spared map[string]int
 }
+
+// newPlan starts carrying out a new plan.
+func (a *liveActuator) newPlan() { a.spared = nil }
 
 var _ actuation.Actuator = (*liveActuator)(nil)
 
@@ -69,6 +77,12 @@ func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteI
 	ids, err := a.stillUnregistered(ctx, d.ProviderIDs)
 	if err != nil {
 		return fmt.Errorf("reading the nodes before deleting unregistered instances of %s: %w", d.Group, err)
+	}
+	if n := len(d.ProviderIDs) - len(ids); n > 0 {
+		if a.spared == nil {
+			a.spared = map[string]int{}
+		}
+		a.spared[d.Group] += n
 	}
 	if len(ids) == 0 {
 		return nil
@@ -118,6 +132,18 @@ func (a *liveActuator) stillUnregistered(ctx context.Context, ids []string) ([]s
 }
 
 func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
+	if n := min(a.spared[su.Group], su.Delta); n > 0 {
+		// The plan lowered the target for instances that were kept:
+		// growing by the full delta would overshoot the target it chose
+		// (and the limits it checked).
+		a.spared[su.Group] -= n
+		su.Delta -= n
+		a.log.Info("scaling up by fewer: instances the plan deleted as unregistered were kept", "group", su.Group,
+			"kept", n, "delta", su.Delta)
+		if su.Delta == 0 {
+			return nil
+		}
+	}
 	labels := a.groupLabels(su.Group)
 	if err := a.cp.IncreaseSize(ctx, su.Group, su.Delta); err != nil {
 		a.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, labels...)...).Inc()
