@@ -187,7 +187,7 @@ func (v *cloudView) DecreaseTargetSize(ctx context.Context, group string, delta 
 // then for the scale-up invariants.
 func (c *Cloud) increase(by, group string, delta int) error {
 	w := c.world
-	pending := w.waitingAsSeen()
+	pending := w.waitingAsSeen(c.spec(group))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, ok := c.groups[group]
@@ -197,9 +197,11 @@ func (c *Cloud) increase(by, group string, delta int) error {
 	if delta <= 0 || g.target+delta > g.max {
 		return fmt.Errorf("group %s: cannot raise the target %d by %d past the maximum %d", group, g.target, delta, g.max)
 	}
+	// Upcoming counts the group's own instances on their way: each can
+	// take any pod this scale-up is for.
 	upcoming := 0
 	for _, in := range c.instances {
-		if in.node == "" && w.clock.Since(in.created) < c.opts.ProvisionTime {
+		if in.group == group && in.node == "" && w.clock.Since(in.created) < c.opts.ProvisionTime {
 			upcoming++
 		}
 	}
@@ -279,6 +281,13 @@ func (c *Cloud) decrease(group string, delta int) error {
 		return fmt.Errorf("group %s: %d more than its unregistered instances", group, delta)
 	}
 	return nil
+}
+
+// fitsGroup reports whether a pod fits an empty node of group g: GPU pods
+// need GPU nodes; every node has room for one pod.
+func fitsGroup(p *v1.Pod, g GroupSpec) bool {
+	gpu := p.Spec.Containers[0].Resources.Requests.Name("nvidia.com/gpu", "0")
+	return gpu.IsZero() || g.GPUs > 0
 }
 
 func isDaemonPod(p *v1.Pod) bool {

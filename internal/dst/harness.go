@@ -373,9 +373,8 @@ func (r *run) servable() []string {
 	c.mu.Unlock()
 	var out []string
 	for _, p := range r.world.unboundPods() {
-		gpu := !p.Spec.Containers[0].Resources.Requests.Name("nvidia.com/gpu", "0").IsZero()
 		for _, g := range r.o.World.Groups {
-			if room[g.ID] && (!gpu || g.GPUs > 0) {
+			if room[g.ID] && fitsGroup(p, g) {
 				out = append(out, podKey(p))
 				break
 			}

@@ -95,16 +95,17 @@ func NoPodLostWithItsNode(h *History, step int) []string {
 	return out
 }
 
-// ScaleUpWithinNeed: a scale-up orders no more nodes than the pods
-// waiting at that moment could use once the instances already on their
-// way (ordered, not registered, within --max-node-provision-time) are
-// counted; every pod needs at most one new node and every upcoming node
-// takes at least one waiting pod.
+// ScaleUpWithinNeed: a scale-up of a group orders no more nodes than the
+// waiting pods that fit the group's nodes could use, once the group's
+// instances already on their way (ordered, not registered, within
+// --max-node-provision-time) are counted: every pod needs at most one new
+// node, and a scale-up means pods were left over after every upcoming node
+// of the group took at least one.
 func ScaleUpWithinNeed(h *History, step int) []string {
 	var out []string
 	for _, e := range h.eventsOf(step) {
 		if e.Kind == EventScaleUp && e.Delta+e.Upcoming > e.Pending {
-			out = append(out, fmt.Sprintf("%s ordered %d node(s) of %s with %d already coming for %d waiting pod(s)",
+			out = append(out, fmt.Sprintf("%s ordered %d node(s) of %s with %d already coming for %d waiting pod(s) that fit",
 				e.Instance, e.Delta, e.Group, e.Upcoming, e.Pending))
 		}
 	}

@@ -132,3 +132,24 @@ func TestReplayKeptInstanceDoesNotOvershootLimits(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayScaleUpForAPodTheUpcomingNodeCannotHold replays a schedule
+// (seed 1133, shrunk) that broke ScaleUpWithinNeed as first written: a CPU
+// node was on its way (its pods since deleted) when a GPU pod came; the
+// loop rightly ordered a GPU node, which the bound, counting upcoming
+// nodes of every group, took for too many. The bound now counts the
+// group's own upcoming nodes and the waiting pods that fit them.
+func TestReplayScaleUpForAPodTheUpcomingNodeCannotHold(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 8 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadDoNotDisrupt, Replicas: 1, GPU: true},
+		{Kind: StepDeleteWorkload, Pick: 14},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 28 * time.Second},
+	}
+	for _, v := range Run(1133, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

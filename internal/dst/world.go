@@ -259,12 +259,17 @@ func (w *World) holdPods() {
 	w.mu.Unlock()
 }
 
-// waitingAsSeen is the number of waiting pods a scale-up may answer: those
-// waiting now, or, while the pod watch is held, those the lagging cache
-// still shows, whichever is more. Ordering for pods the cache has not
+// waitingAsSeen is the number of waiting pods a scale-up of group g may
+// answer: those waiting now that fit its nodes, or, while the pod watch is
+// held, those the lagging cache still shows, whichever is more. Ordering for pods the cache has not
 // yet seen leave is the in-flight latitude every autoscaler has.
-func (w *World) waitingAsSeen() int {
-	n := len(w.unboundPods())
+func (w *World) waitingAsSeen(g GroupSpec) int {
+	n := 0
+	for _, p := range w.unboundPods() {
+		if fitsGroup(p, g) {
+			n++
+		}
+	}
 	if shut, _ := w.gates.state("pods"); shut {
 		w.mu.Lock()
 		n = max(n, w.staleWaiting)
