@@ -78,8 +78,9 @@ dst:
 ## one production file with one safety check broken, swapped in with
 ## go test -overlay) must be found by the search within DST_PLANTED_TIME.
 DST_PLANTED_TIME ?= 5m
+DST_PLANTED      ?=
 dst-planted:
-	$(GO) test -count=1 -timeout 0 -run '^TestPlantedBugsAreFound$$' ./internal/dst -v -dst.planted-time=$(DST_PLANTED_TIME)
+	$(GO) test -count=1 -timeout 0 -run '^TestPlantedBugsAreFound$$' ./internal/dst -v -dst.planted-time=$(DST_PLANTED_TIME) -dst.planted=$(DST_PLANTED)
 
 ## tools: build the local control plane (first run only, about 10 minutes).
 tools:

@@ -41,6 +41,8 @@ type Options struct {
 	// kubelet registers and the scheduler runs every period.
 	ScanInterval time.Duration
 	TailTicks    int
+	// UtilizationThreshold is both scale-down utilization thresholds.
+	UtilizationThreshold float64
 	// Settle bounds, in real time, the wait for the goroutines to settle
 	// after a step.
 	Settle time.Duration
@@ -56,11 +58,14 @@ func DefaultOptions() Options {
 	return Options{
 		World: WorldOptions{
 			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
-			MaxNodesTotal: 6, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
+			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
 		},
 		ScanInterval: 10 * time.Second,
 		TailTicks:    60,
-		Settle:       20 * time.Second,
+		// Nodes half used count as underused, so that drains with pods to
+		// move come often.
+		UtilizationThreshold: 0.75,
+		Settle:               20 * time.Second,
 	}
 }
 
@@ -82,6 +87,8 @@ func (o Options) controllerOptions(id string, clk *simClock) controller.Options 
 	c.MaxPodEvictionTime = time.Minute
 	c.CacheSyncReport = time.Hour
 	a := &c.Autoscaler
+	a.ScaleDown.UtilizationThreshold = o.UtilizationThreshold
+	a.ScaleDown.GPUUtilizationThreshold = o.UtilizationThreshold
 	a.ScaleDown.UnneededTime = time.Minute
 	a.ScaleDown.UnreadyTime = 2 * time.Minute
 	a.ScaleDown.DelayAfterAdd = time.Minute

@@ -8,6 +8,16 @@ import (
 // Replays of the schedules the search found, shrunk; each failed before
 // its fix.
 
+// firstOptions are the options the first searches ran with (the upstream
+// utilization thresholds, --max-nodes-total 6); the findings made then
+// replay with them.
+func firstOptions() Options {
+	o := DefaultOptions()
+	o.UtilizationThreshold = 0.5
+	o.World.MaxNodesTotal = 6
+	return o
+}
+
 // TestReplayRegisteredInstanceNotDeleted replays a schedule (seed 2,
 // shrunk) that broke NoPodLostWithItsNode: with the node watch stalled,
 // the cache never showed the node an instance registered as, and the loop
@@ -28,7 +38,7 @@ func TestReplayRegisteredInstanceNotDeleted(t *testing.T) {
 		{Kind: StepTick, Dur: 26 * time.Second},
 		{Kind: StepTick, Dur: 18 * time.Second},
 	}
-	for _, v := range Run(2, steps, DefaultOptions()).Violations {
+	for _, v := range Run(2, steps, firstOptions()).Violations {
 		t.Error(v)
 	}
 }
@@ -56,7 +66,7 @@ func TestReplayAbortedRemovalDoesNotSpin(t *testing.T) {
 		{Kind: StepSchedule},
 		{Kind: StepTick, Dur: 36 * time.Second},
 	}
-	o := DefaultOptions()
+	o := firstOptions()
 	o.Settle = 5 * time.Second
 	for _, v := range Run(4, steps, o).Violations {
 		t.Error(v)
@@ -77,7 +87,7 @@ func TestReplayScaleUpForPodsALaggingCacheShows(t *testing.T) {
 		{Kind: StepDeleteWorkload, Pick: 3},
 		{Kind: StepTick, Dur: 4 * time.Second},
 	}
-	for _, v := range Run(109, steps, DefaultOptions()).Violations {
+	for _, v := range Run(109, steps, firstOptions()).Violations {
 		t.Error(v)
 	}
 }
@@ -103,7 +113,7 @@ func TestReplayScaleUpForPodsAProcessListedDuringAHold(t *testing.T) {
 		{Kind: StepTick, Dur: 34 * time.Second},
 		{Kind: StepTick, Dur: 22 * time.Second},
 	}
-	for _, v := range Run(1026, steps, DefaultOptions()).Violations {
+	for _, v := range Run(1026, steps, firstOptions()).Violations {
 		t.Error(v)
 	}
 }
@@ -128,7 +138,7 @@ func TestReplayKeptInstanceDoesNotOvershootLimits(t *testing.T) {
 		{Kind: StepRegister, Pick: 6},
 		{Kind: StepTick, Dur: 44 * time.Second},
 	}
-	for _, v := range Run(1186, steps, DefaultOptions()).Violations {
+	for _, v := range Run(1186, steps, firstOptions()).Violations {
 		t.Error(v)
 	}
 }
@@ -149,7 +159,7 @@ func TestReplayScaleUpForAPodTheUpcomingNodeCannotHold(t *testing.T) {
 		{Kind: StepSchedule},
 		{Kind: StepTick, Dur: 28 * time.Second},
 	}
-	for _, v := range Run(1133, steps, DefaultOptions()).Violations {
+	for _, v := range Run(1133, steps, firstOptions()).Violations {
 		t.Error(v)
 	}
 }

@@ -82,8 +82,8 @@ func (s Step) String() string {
 
 // weights of the step kinds when drawn.
 var stepWeights = [...]int{StepTick: 30, StepSchedule: 14, StepRegister: 12, StepLoseKubelet: 2,
-	StepAddWorkload: 8, StepDeleteWorkload: 5, StepFinishPod: 10, StepProtectPod: 3, StepFault: 14, StepKill: 4,
-	StepTakeover: 3, StepHoldWatch: 4, StepReleaseWatch: 4}
+	StepAddWorkload: 8, StepDeleteWorkload: 5, StepFinishPod: 10, StepProtectPod: 3, StepFault: 14, StepKill: 6,
+	StepTakeover: 5, StepHoldWatch: 4, StepReleaseWatch: 4}
 
 // Generate draws a schedule of n steps from seed.
 func Generate(seed uint64, n int) []Step {
