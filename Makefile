@@ -34,7 +34,7 @@ PLATFORMS     ?= linux/amd64,linux/arm64
 # .cache/tools, once).
 E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus helm
 
-.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra clean tools cluster-up cluster-down demo
+.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra clean tools cluster-up cluster-down demo dst dst-planted
 
 all: build
 
@@ -64,6 +64,27 @@ test: vet lint tools unit parity
 
 unit:
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+## dst: the long search of the deterministic simulation (internal/dst,
+## docs/reliability.md): DST_SCHEDULES schedules drawn from seeds DST_SEED
+## on, DST_STEPS steps each, stopped after DST_TIME (0: no limit). Prints
+## the report, and a replay test for each finding. `make test` explores a
+## fixed handful of seeds only.
+DST_SCHEDULES ?= 1000
+DST_SEED      ?= 1
+DST_STEPS     ?= 60
+DST_TIME      ?= 0
+dst:
+	$(GO) test -count=1 -timeout 0 -run '^TestSearch$$' ./internal/dst -v \
+		-dst.schedules=$(DST_SCHEDULES) -dst.seed=$(DST_SEED) -dst.steps=$(DST_STEPS) -dst.time=$(DST_TIME)
+
+## dst-planted: each planted bug (internal/dst/planted_test.go: a copy of
+## one production file with one safety check broken, swapped in with
+## go test -overlay) must be found by the search within DST_PLANTED_TIME.
+DST_PLANTED_TIME ?= 5m
+DST_PLANTED      ?=
+dst-planted:
+	$(GO) test -count=1 -timeout 0 -run '^TestPlantedBugsAreFound$$' ./internal/dst -v -dst.planted-time=$(DST_PLANTED_TIME) -dst.planted=$(DST_PLANTED)
 
 ## tools: build the local control plane (first run only, about 10 minutes).
 tools:

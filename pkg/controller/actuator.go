@@ -53,7 +53,15 @@ type liveActuator struct {
 	// requests writes ProvisioningRequest conditions; nil when they are
 	// not enabled.
 	requests *requestWatch
+	// spared counts, by group, the instances of this loop's plan that
+	// DeleteInstances kept because they registered after all: the plan
+	// counted on their slots, and a scale-up of the same plan takes them
+	// back (loop goroutine only; reset by newPlan).
+	spared map[string]int
 }
+
+// newPlan starts carrying out a new plan.
+func (a *liveActuator) newPlan() { a.spared = nil }
 
 var _ actuation.Actuator = (*liveActuator)(nil)
 
@@ -66,19 +74,32 @@ func (a *liveActuator) DecreaseTarget(ctx context.Context, d autoscaler.Decrease
 }
 
 func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteInstances) error {
-	nodes := make([]*v1.Node, len(d.ProviderIDs))
-	for i, id := range d.ProviderIDs {
+	ids, err := a.stillUnregistered(ctx, d.ProviderIDs)
+	if err != nil {
+		return fmt.Errorf("reading the nodes before deleting unregistered instances of %s: %w", d.Group, err)
+	}
+	if n := len(d.ProviderIDs) - len(ids); n > 0 {
+		if a.spared == nil {
+			a.spared = map[string]int{}
+		}
+		a.spared[d.Group] += n
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	nodes := make([]*v1.Node, len(ids))
+	for i, id := range ids {
 		// The provider finds instances by provider ID; the Node object
 		// never existed.
 		nodes[i] = &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: id}, Spec: v1.NodeSpec{ProviderID: id}}
 	}
-	a.log.Info("deleting instances that never registered as nodes", "group", d.Group, "instances", d.ProviderIDs,
+	a.log.Info("deleting instances that never registered as nodes", "group", d.Group, "instances", ids,
 		"since", d.Since)
 	if err := a.cp.DeleteNodes(ctx, d.Group, nodes); err != nil {
 		return err
 	}
 	a.metrics.unregisteredRemoved.Add(float64(len(nodes)))
-	for _, id := range d.ProviderIDs {
+	for _, id := range ids {
 		a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventDeleteUnregistered,
 			"Removed unregistered node "+id, map[string]string{status.AnnotationNode: id, status.AnnotationNodeGroup: d.Group,
 				status.AnnotationRemovalReason: status.RemovalUnregistered})
@@ -86,7 +107,43 @@ func (a *liveActuator) DeleteInstances(ctx context.Context, d autoscaler.DeleteI
 	return nil
 }
 
+// stillUnregistered are the provider IDs that no Node carries, read from
+// the API server: the plan judged them from the informer cache, which a
+// stalled node watch can leave minutes behind, and an instance that did
+// register runs pods that its deletion would take with it.
+func (a *liveActuator) stillUnregistered(ctx context.Context, ids []string) ([]string, error) {
+	list, err := a.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	registered := map[string]string{}
+	for i := range list.Items {
+		registered[list.Items[i].Spec.ProviderID] = list.Items[i].Name
+	}
+	var out []string
+	for _, id := range ids {
+		if node, ok := registered[id]; ok {
+			a.log.Info("not deleting an instance taken for unregistered: it is registered as a node", "instance", id, "node", node)
+			continue
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
 func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
+	if n := min(a.spared[su.Group], su.Delta); n > 0 {
+		// The plan lowered the target for instances that were kept:
+		// growing by the full delta would overshoot the target it chose
+		// (and the limits it checked).
+		a.spared[su.Group] -= n
+		su.Delta -= n
+		a.log.Info("scaling up by fewer: instances the plan deleted as unregistered were kept", "group", su.Group,
+			"kept", n, "delta", su.Delta)
+		if su.Delta == 0 {
+			return nil
+		}
+	}
 	labels := a.groupLabels(su.Group)
 	if err := a.cp.IncreaseSize(ctx, su.Group, su.Delta); err != nil {
 		a.metrics.failedScaleUps.WithLabelValues(append([]string{"cloudProviderError"}, labels...)...).Inc()

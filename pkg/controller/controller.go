@@ -318,8 +318,13 @@ func (c *Controller) lead(ctx context.Context) error {
 			return nil
 		case <-ticker.C():
 		case <-c.outcomes.Ready():
+			// Outcomes, like a burst of new pending pods, trigger one
+			// loop a second at most: a removal that a lagging cache plans
+			// again and the re-check calls off again must not spin.
+			if err := sleep(ctx, c.clock, time.Second); err != nil {
+				return nil
+			}
 		case <-c.trigger:
-			// A burst of new pending pods triggers one loop a second at most.
 			if err := sleep(ctx, c.clock, time.Second); err != nil {
 				return nil
 			}

@@ -76,6 +76,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	}
 	c.metrics.duration.WithLabelValues("plan").Observe(c.clock.Since(planStart).Seconds())
 	actStart := c.clock.Now()
+	c.cluster.newPlan()
 	res := actuation.Carry(ctx, c.actuator, c.clock, plan.Actions)
 	c.outcomes.Hold(res.Outcomes...)
 	for _, err := range res.Errors {

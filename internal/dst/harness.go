@@ -1,0 +1,444 @@
+package dst
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/controller"
+	"github.com/gpuscale/gpuscale/pkg/disruption"
+	"github.com/gpuscale/gpuscale/pkg/limits"
+)
+
+// GroupSpec is one simulated node group.
+type GroupSpec struct {
+	ID         string
+	Min, Max   int
+	CPUs, GPUs int
+}
+
+// WorldOptions shape the simulated cluster.
+type WorldOptions struct {
+	Groups []GroupSpec
+	// MaxNodesTotal and MaxGPUs are the autoscaler's --max-nodes-total and
+	// --gpu-total maximum, which the invariants hold it to.
+	MaxNodesTotal, MaxGPUs int
+	// ProvisionTime is --max-node-provision-time.
+	ProvisionTime time.Duration
+}
+
+// Options are a run's settings.
+type Options struct {
+	World WorldOptions
+	// ScanInterval is the loop period; TailTicks the loop periods of the
+	// quiet tail after the schedule, in which no fault is armed, every
+	// kubelet registers and the scheduler runs every period.
+	ScanInterval time.Duration
+	TailTicks    int
+	// UtilizationThreshold is both scale-down utilization thresholds.
+	UtilizationThreshold float64
+	// Settle bounds, in real time, the wait for the goroutines to settle
+	// after a step.
+	Settle time.Duration
+	// Invariants checked after every step; nil means All().
+	Invariants []Invariant
+	// Log, when set, receives the controllers' logs.
+	Log io.Writer
+}
+
+// DefaultOptions are a small GPU cluster with short timers, so that a
+// removal or a provisioning timeout fits in a few minutes of virtual time.
+func DefaultOptions() Options {
+	return Options{
+		World: WorldOptions{
+			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
+			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
+		},
+		ScanInterval: 10 * time.Second,
+		TailTicks:    60,
+		// Nodes half used count as underused, so that drains with pods to
+		// move come often.
+		UtilizationThreshold: 0.75,
+		Settle:               20 * time.Second,
+	}
+}
+
+// controllerOptions are the live shell's options for a run: the
+// upstream defaults with shorter timers, no HTTP server, no leader
+// election (the harness plays the Lease: the elector reads the real
+// clock).
+func (o Options) controllerOptions(id string, clk *simClock) controller.Options {
+	c := controller.DefaultOptions()
+	c.Address = ""
+	c.LeaderElection.Enabled = false
+	c.Clock = clk
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	c.Logger = slog.New(slog.NewTextHandler(log, nil)).With("instance", id)
+	c.ScanInterval = o.ScanInterval
+	c.MaxPodEvictionTime = time.Minute
+	c.CacheSyncReport = time.Hour
+	a := &c.Autoscaler
+	a.ScaleDown.UtilizationThreshold = o.UtilizationThreshold
+	a.ScaleDown.GPUUtilizationThreshold = o.UtilizationThreshold
+	a.ScaleDown.UnneededTime = time.Minute
+	a.ScaleDown.UnreadyTime = 2 * time.Minute
+	a.ScaleDown.DelayAfterAdd = time.Minute
+	a.ScaleDown.DelayAfterFailure = time.Minute
+	a.ScaleDown.MaxCloudProviderNodeDeletionTime = time.Minute
+	a.ClusterState.MaxNodeProvisionTime = o.World.ProvisionTime
+	a.ClusterState.MaxNodeStartupTime = o.World.ProvisionTime
+	a.ClusterState.UnregisteredNodeRemovalTime = o.World.ProvisionTime
+	a.ClusterState.Backoff.Initial = time.Minute
+	a.ClusterState.Backoff.Max = 2 * time.Minute
+	a.Limits = limits.Default()
+	a.Limits.MaxNodesTotal = o.World.MaxNodesTotal
+	a.Limits.GPUs = map[string]limits.Range{"nvidia.com/gpu": {Min: 0, Max: int64(o.World.MaxGPUs)}}
+	return c
+}
+
+// Result is what one run did.
+type Result struct {
+	Seed  uint64
+	Steps []Step
+	// Ran counts the steps run (fewer than len(Steps) when a violation
+	// stopped the run).
+	Ran        int
+	Violations []Violation
+	// Trace is one line per step: the step and a digest of the cluster
+	// after it; two runs of one schedule give the same trace.
+	Trace   []string
+	Faults  map[FaultKind]int
+	Checks  int
+	History *History
+}
+
+// Failed reports a violation.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+// process is one autoscaler process.
+type process struct {
+	id     string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type run struct {
+	o       Options
+	clock   *simClock
+	hist    *History
+	world   *World
+	cloud   *Cloud
+	q       quiescence
+	leader  *process
+	old     []*process
+	serial  int
+	started time.Time
+	faultAt time.Time
+	loads   []string
+	res     Result
+}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Run runs a schedule against the live shell and checks the invariants
+// after every step.
+func Run(seed uint64, steps []Step, o Options) Result {
+	if o.Invariants == nil {
+		o.Invariants = All()
+	}
+	clk := newSimClock(epoch)
+	h := &History{}
+	w := newWorld(clk, h)
+	r := &run{o: o, clock: clk, hist: h, world: w, cloud: newCloud(w, o.World), q: quiescence{Timeout: o.Settle},
+		res: Result{Seed: seed, Steps: steps, History: h}}
+	defer r.stop()
+	r.start()
+	if r.settle(-1) {
+		return r.res
+	}
+	for i, s := range steps {
+		w.setStep(i)
+		stuck := r.apply(s)
+		r.res.Ran = i + 1
+		if stuck || r.settle(i) || r.check(i, s.String(), false) {
+			return r.finish()
+		}
+	}
+	w.faults.clear()
+	w.gates.openAll()
+	for k := range o.TailTicks {
+		i := len(steps) + k
+		w.setStep(i)
+		r.cloud.registerAll()
+		w.endTerminations()
+		w.schedule()
+		if r.settle(i) || r.advance(i, o.ScanInterval) || r.check(i, "Tail", k == o.TailTicks-1) {
+			return r.finish()
+		}
+	}
+	return r.finish()
+}
+
+func (r *run) finish() Result {
+	r.res.Faults = r.world.faults.counts()
+	return r.res
+}
+
+// settle waits for quiescence; a run that does not settle is a finding.
+func (r *run) settle(step int) bool {
+	if err := r.q.wait(); err != nil {
+		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
+		return true
+	}
+	return false
+}
+
+// advance moves the clock by d, one due waiter at a time, settling after
+// each; true when the goroutines did not settle.
+func (r *run) advance(step int, d time.Duration) bool {
+	until := r.clock.Now().Add(d)
+	for r.clock.fireNext(until) {
+		if r.settle(step) {
+			return true
+		}
+	}
+	return false
+}
+
+// start starts a fresh autoscaler process that leads at once.
+func (r *run) start() {
+	r.serial++
+	id := fmt.Sprintf("autoscaler-%d", r.serial)
+	client := r.world.client(id)
+	c, err := controller.New(client, r.cloud.view(id), r.o.controllerOptions(id, r.clock))
+	if err != nil {
+		panic(fmt.Sprintf("controller.New: %v", err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{id: id, cancel: cancel, done: make(chan error, 1)}
+	// A process that starts while the pod watch is held lists the pods
+	// as they are now: that is what its cache shows until the release.
+	w := r.world
+	if shut, _ := w.gates.state("pods"); shut {
+		w.holdPods()
+	}
+	go func() { p.done <- c.Run(ctx) }()
+	r.leader = p
+	r.started = r.clock.Now()
+	r.hist.add(Event{Step: r.world.currentStep(), At: r.clock.Now(), Instance: id, Kind: EventLeading})
+}
+
+// stop ends every process still running.
+func (r *run) stop() {
+	for _, p := range append(r.old, r.leader) {
+		if p != nil {
+			r.world.kill(p.id)
+			p.cancel()
+		}
+	}
+	for _, p := range append(r.old, r.leader) {
+		if p != nil {
+			select {
+			case <-p.done:
+			case <-time.After(r.o.Settle):
+			}
+		}
+	}
+}
+
+// apply runs one step; true when the goroutines did not settle.
+func (r *run) apply(s Step) bool {
+	w := r.world
+	switch s.Kind {
+	case StepTick:
+		w.endTerminations()
+		return r.advance(w.currentStep(), s.Dur)
+	case StepSchedule:
+		w.schedule()
+	case StepRegister:
+		r.cloud.register(s.Pick)
+	case StepLoseKubelet:
+		r.cloud.loseKubelet(s.Pick)
+	case StepAddWorkload:
+		name := fmt.Sprintf("w%d", len(r.loads)+1)
+		r.loads = append(r.loads, name)
+		w.addWorkload(name, s.Workload, s.Replicas, s.GPU)
+	case StepDeleteWorkload:
+		if len(r.loads) > 0 {
+			w.deleteWorkload(r.loads[s.Pick%len(r.loads)])
+		}
+	case StepFinishPod:
+		w.finishPod(s.Pick)
+	case StepProtectPod:
+		w.protectPod(s.Pick)
+	case StepFault:
+		// Faults that concurrent drains could meet are aimed at one
+		// object, so that which drain meets one does not depend on how
+		// the goroutines interleave.
+		f := s.Fault
+		switch f.Target {
+		case "nodes", "DeleteNodes":
+			nodes := w.nodes()
+			if len(nodes) == 0 {
+				return false
+			}
+			f.Object = nodes[s.Pick%len(nodes)].Name
+		case "pods/eviction":
+			pods := w.runningPods()
+			if len(pods) == 0 {
+				return false
+			}
+			f.Object = pods[s.Pick%len(pods)].Name
+		}
+		w.faults.arm(f)
+		r.faultAt = r.clock.Now()
+	case StepKill:
+		p := r.leader
+		w.kill(p.id)
+		p.cancel()
+		select {
+		case <-p.done:
+		case <-time.After(r.o.Settle):
+			r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: w.currentStep(),
+				Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
+			return true
+		}
+		r.faultAt = r.clock.Now()
+		r.start()
+	case StepHoldWatch:
+		if s.Resource == "pods" {
+			w.holdPods()
+		}
+		w.gates.set(s.Resource, true)
+		r.faultAt = r.clock.Now()
+	case StepReleaseWatch:
+		w.gates.set(s.Resource, false)
+	case StepTakeover:
+		p := r.leader
+		w.depose(p.id)
+		p.cancel()
+		r.old = append(r.old, p)
+		r.faultAt = r.clock.Now()
+		r.start()
+	}
+	return false
+}
+
+// check observes the cluster and runs the invariants; true stops the run.
+func (r *run) check(step int, what string, final bool) bool {
+	o := r.observe(step, final)
+	r.hist.observe(o)
+	r.res.Trace = append(r.res.Trace, fmt.Sprintf("%d %s | %s", step, what, r.digest()))
+	for _, inv := range r.o.Invariants {
+		r.res.Checks++
+		for _, d := range inv.Check(r.hist, step) {
+			r.res.Violations = append(r.res.Violations, Violation{Invariant: inv.Name, Step: step, Detail: d})
+		}
+	}
+	return len(r.res.Violations) > 0
+}
+
+func (r *run) observe(step int, final bool) Observation {
+	o := Observation{Step: step, At: r.clock.Now(), Taints: map[string]string{}, Leader: r.leader.id,
+		StartedAt: r.started, LastFault: r.faultAt, Final: final}
+	for _, n := range r.world.nodes() {
+		for _, t := range n.Spec.Taints {
+			if t.Key == disruption.TaintToBeDeleted {
+				o.Taints[n.Name] = t.Value
+			}
+		}
+	}
+	if final {
+		o.Unbound = r.servable()
+		o.Idle = r.idleNodes()
+	}
+	return o
+}
+
+// servable are the waiting pods the cloud has room for: a group whose
+// nodes fit the pod can grow within its maximum and the cluster limits.
+func (r *run) servable() []string {
+	c := r.cloud
+	c.mu.Lock()
+	count, gpus := len(c.instances), 0
+	for _, in := range c.instances {
+		gpus += c.spec(in.group).GPUs
+	}
+	room := map[string]bool{}
+	for _, g := range r.o.World.Groups {
+		room[g.ID] = c.groups[g.ID].target < g.Max && count < r.o.World.MaxNodesTotal && gpus+g.GPUs <= r.o.World.MaxGPUs
+	}
+	c.mu.Unlock()
+	var out []string
+	for _, p := range r.world.unboundPods() {
+		for _, g := range r.o.World.Groups {
+			if room[g.ID] && fitsGroup(p, g) {
+				out = append(out, podKey(p))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// idleNodes are the nodes that hold no pod now and held none at any
+// observation of the second half of the tail.
+func (r *run) idleNodes() []string {
+	busy := map[string]bool{}
+	for _, p := range r.world.pods() {
+		if p.Spec.NodeName != "" {
+			busy[p.Spec.NodeName] = true
+		}
+	}
+	var out []string
+	for _, n := range r.world.nodes() {
+		if !busy[n.Name] && r.clock.Since(n.CreationTimestamp.Time) > r.o.ScanInterval*time.Duration(r.o.TailTicks)/2 {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// digest is the cluster in one line: nodes with their taints and pods,
+// waiting pods, the cloud's targets.
+func (r *run) digest() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "t=%s", r.clock.Since(epoch))
+	pods := map[string][]string{}
+	for _, p := range r.world.pods() {
+		name := p.Name
+		if p.DeletionTimestamp != nil {
+			name += "~"
+		}
+		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], name)
+	}
+	for _, n := range r.world.nodes() {
+		fmt.Fprintf(&b, " %s%s%v", n.Name, taintMarks(n), pods[n.Name])
+	}
+	fmt.Fprintf(&b, " waiting%v", pods[""])
+	for _, g := range r.cloud.groupsNow() {
+		fmt.Fprintf(&b, " %s=%d", g.ID, g.TargetSize)
+	}
+	return b.String()
+}
+
+func taintMarks(n *v1.Node) string {
+	var keys []string
+	for _, t := range n.Spec.Taints {
+		keys = append(keys, t.Key[strings.LastIndex(t.Key, "/")+1:])
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(keys, ",") + "}"
+}

@@ -1,0 +1,165 @@
+package dst
+
+import (
+	"testing"
+	"time"
+)
+
+// Replays of the schedules the search found, shrunk; each failed before
+// its fix.
+
+// firstOptions are the options the first searches ran with (the upstream
+// utilization thresholds, --max-nodes-total 6); the findings made then
+// replay with them.
+func firstOptions() Options {
+	o := DefaultOptions()
+	o.UtilizationThreshold = 0.5
+	o.World.MaxNodesTotal = 6
+	return o
+}
+
+// TestReplayRegisteredInstanceNotDeleted replays a schedule (seed 2,
+// shrunk) that broke NoPodLostWithItsNode: with the node watch stalled,
+// the cache never showed the node an instance registered as, and the loop
+// deleted the instance as unregistered, with the three pods bound to it.
+// Fixed by reading the nodes from the API server before such a deletion.
+func TestReplayRegisteredInstanceNotDeleted(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 3, GPU: true},
+		{Kind: StepSchedule},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepTick, Dur: 40 * time.Second},
+		{Kind: StepRegister, Pick: 15},
+		{Kind: StepTick, Dur: 26 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 16 * time.Second},
+		{Kind: StepTick, Dur: 54 * time.Second},
+		{Kind: StepTick, Dur: 4 * time.Second},
+		{Kind: StepTick, Dur: 26 * time.Second},
+		{Kind: StepTick, Dur: 18 * time.Second},
+	}
+	for _, v := range Run(2, steps, firstOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayAbortedRemovalDoesNotSpin replays a schedule (seed 4, shrunk)
+// that broke Settles: with the pod watch stalled, the cache showed a node
+// emptier than it was; every loop planned its removal, the re-check
+// called it off, and the outcome woke the next loop at once, without end
+// (taint, untaint, at the speed of the API server). Fixed by letting
+// outcomes wake one loop a second at most, as pending pods do.
+func TestReplayAbortedRemovalDoesNotSpin(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 3},
+		{Kind: StepAddWorkload, Workload: WorkloadDoNotDisrupt, Replicas: 1, GPU: true},
+		{Kind: StepSchedule},
+		{Kind: StepDeleteWorkload, Pick: 12},
+		{Kind: StepTick, Dur: 6 * time.Second},
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepRegister, Pick: 14},
+		{Kind: StepDeleteWorkload, Pick: 1},
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 1},
+		{Kind: StepKill},
+		{Kind: StepTick, Dur: 44 * time.Second},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 36 * time.Second},
+	}
+	o := firstOptions()
+	o.Settle = 5 * time.Second
+	for _, v := range Run(4, steps, o).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayScaleUpForPodsALaggingCacheShows replays a schedule (seed 109,
+// shrunk) that broke ScaleUpWithinNeed as first written: the pods were
+// deleted while the pod watch was held, and the loop ordered a node for
+// pods its cache still showed. That is the latitude of every autoscaler
+// that reads a cache; the invariant now grants it (World.waitingAsSeen),
+// and the replay keeps it granted.
+func TestReplayScaleUpForPodsALaggingCacheShows(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadBudget, Replicas: 3},
+		{Kind: StepSchedule},
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepDeleteWorkload, Pick: 3},
+		{Kind: StepTick, Dur: 4 * time.Second},
+	}
+	for _, v := range Run(109, steps, firstOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayScaleUpForPodsAProcessListedDuringAHold replays a schedule
+// (seed 1026, shrunk) that broke ScaleUpWithinNeed as written then: a
+// replica that took over while the pod watch was held listed three
+// waiting pods, which a user deleted before its first scale-up. Its cache
+// is the list it made; the invariant now counts what a process listed at
+// its start (run.start), as it counts what a cache showed when its watch
+// was held.
+func TestReplayScaleUpForPodsAProcessListedDuringAHold(t *testing.T) {
+	steps := []Step{
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 3},
+		{Kind: StepSchedule},
+		{Kind: StepTakeover},
+		{Kind: StepTick, Dur: 44 * time.Second},
+		{Kind: StepTick, Dur: 22 * time.Second},
+		{Kind: StepTick, Dur: 34 * time.Second},
+		{Kind: StepTick, Dur: 46 * time.Second},
+		{Kind: StepDeleteWorkload, Pick: 15},
+		{Kind: StepTick, Dur: 34 * time.Second},
+		{Kind: StepTick, Dur: 22 * time.Second},
+	}
+	for _, v := range Run(1026, steps, firstOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayKeptInstanceDoesNotOvershootLimits replays a schedule (seed
+// 1186, shrunk) that broke LimitsRespected once registered instances were
+// kept from deletion: one plan deleted an instance it took for
+// unregistered (the node watch was held) and scaled the group up into the
+// slot; the instance was kept, the scale-up went ahead in full, and the
+// group reached 8 GPUs against --gpu-total 6. Fixed by taking the kept
+// instances' slots back from the scale-up of the same plan.
+func TestReplayKeptInstanceDoesNotOvershootLimits(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2, GPU: true},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 50 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadBudget, Replicas: 3, GPU: true},
+		{Kind: StepTick, Dur: 38 * time.Second},
+		{Kind: StepTick, Dur: 60 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepRegister, Pick: 6},
+		{Kind: StepTick, Dur: 44 * time.Second},
+	}
+	for _, v := range Run(1186, steps, firstOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayScaleUpForAPodTheUpcomingNodeCannotHold replays a schedule
+// (seed 1133, shrunk) that broke ScaleUpWithinNeed as first written: a CPU
+// node was on its way (its pods since deleted) when a GPU pod came; the
+// loop rightly ordered a GPU node, which the bound, counting upcoming
+// nodes of every group, took for too many. The bound now counts the
+// group's own upcoming nodes and the waiting pods that fit them.
+func TestReplayScaleUpForAPodTheUpcomingNodeCannotHold(t *testing.T) {
+	steps := []Step{
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 8 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadDoNotDisrupt, Replicas: 1, GPU: true},
+		{Kind: StepDeleteWorkload, Pick: 14},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 28 * time.Second},
+	}
+	for _, v := range Run(1133, steps, firstOptions()).Violations {
+		t.Error(v)
+	}
+}
