@@ -84,7 +84,7 @@ dst:
 DST_PLANTED_TIME ?= 5m
 DST_PLANTED      ?=
 dst-planted:
-	$(GO) test -count=1 -timeout 0 -run '^TestPlantedBugsAreFound$$' ./internal/dst -v -dst.planted-time=$(DST_PLANTED_TIME) -dst.planted=$(DST_PLANTED)
+	$(GO) test -count=1 -timeout 0 -run '^TestPlantedBugsAreFound$$' ./internal/dst -v -dst.planted-time=$(DST_PLANTED_TIME) -dst.planted='$(DST_PLANTED)'
 
 ## tools: build the local control plane (first run only, about 10 minutes).
 tools:
