@@ -133,13 +133,6 @@ func (b *faultBook) take(target, object string, api bool) *Fault {
 	return nil
 }
 
-// pending reports whether a fault is still armed.
-func (b *faultBook) pending() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.armed) > 0
-}
-
 // clear disarms every fault (the quiet tail of a schedule).
 func (b *faultBook) clear() {
 	b.mu.Lock()

@@ -163,11 +163,7 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 
 func actionName(a k8stesting.Action) string {
 	switch a := a.(type) {
-	case k8stesting.CreateAction:
-		if m, ok := a.GetObject().(metav1.Object); ok {
-			return m.GetName()
-		}
-	case k8stesting.UpdateAction:
+	case k8stesting.CreateAction: // an UpdateAction too: the same methods
 		if m, ok := a.GetObject().(metav1.Object); ok {
 			return m.GetName()
 		}

@@ -148,8 +148,8 @@ func TestInterruptionsRaiseAGroupsPrice(t *testing.T) {
 		penalty float64
 		want    string
 	}{{1, "scale-up b-spot-same+1"}, {0, "scale-up a-spot+1"}} {
-		a, s := spotCluster(t)
-		a = newAutoscaler(t, func(o *autoscaler.Options) {
+		_, s := spotCluster(t)
+		a := newAutoscaler(t, func(o *autoscaler.Options) {
 			o.ScaleUp.Expander = "price"
 			o.Interruption.Penalty = tc.penalty
 		})
