@@ -25,6 +25,9 @@ const (
 	OptionScaleDownUnreadyTime             = "scaledownunreadytime"
 	OptionMaxNodeProvisionTime             = "maxnodeprovisiontime"
 	OptionIgnoreDaemonSetsUtilization      = "ignoredaemonsetsutilization"
+	// OptionReservedNodes is gpuscale's own: the nodes of the group a
+	// capacity reservation or capacity block pays for, a whole number.
+	OptionReservedNodes = "reservednodes"
 )
 
 // unsupportedOptions are upstream option keys gpuscale reads but does not
@@ -36,6 +39,7 @@ func GroupOptionKeys() []string {
 	keys := []string{
 		OptionIgnoreDaemonSetsUtilization, OptionMaxNodeProvisionTime, OptionScaleDownGPUUtilizationThreshold,
 		OptionScaleDownUnneededTime, OptionScaleDownUnreadyTime, OptionScaleDownUtilizationThreshold,
+		OptionReservedNodes,
 	}
 	slices.Sort(keys)
 	return keys
@@ -94,6 +98,13 @@ func setOption(o *snapshot.GroupOptions, key, v string) error {
 			return fmt.Errorf("want true or false")
 		}
 		o.IgnoreDaemonSetsUtilization = &b
+		return nil
+	case OptionReservedNodes:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of nodes, 0 or more, such as 8")
+		}
+		o.ReservedNodes = &n
 		return nil
 	}
 	if slices.Contains(unsupportedOptions, key) {
