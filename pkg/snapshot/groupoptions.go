@@ -30,6 +30,10 @@ type GroupOptions struct {
 	// counts nodes up to it as free, so the group is grown before on-demand
 	// or spot capacity until its target reaches the reservation.
 	ReservedNodes *int `json:"reservedNodes,omitempty"`
+	// CapacityBlockEnd is when the capacity block backing the group ends
+	// and the cloud takes its nodes back: they are drained ahead of it and
+	// the group is not grown once the end is near.
+	CapacityBlockEnd *time.Time `json:"capacityBlockEnd,omitempty"`
 }
 
 // ReservedRoom is how many more nodes of g are paid for by its reservation:
