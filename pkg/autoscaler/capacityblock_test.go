@@ -86,3 +86,33 @@ func TestCapacityBlockEndDrainsAheadAndOrdersElsewhere(t *testing.T) {
 		t.Errorf("with no lead: %q, want nothing", got)
 	}
 }
+
+// A dear group with two reserved nodes and a cheap spot group, four GPU
+// pods pending: the reserved group is grown to its reservation first
+// (those nodes are paid for), and the pods left over go to the cheapest
+// group in the next loop, the reserved group then costing its price.
+func TestReservedNodesAreUsedFirstThenTheCheapest(t *testing.T) {
+	a := newAutoscaler(t, func(o *autoscaler.Options) { o.ScaleUp.Expander = "price" })
+	s := snapshot.New()
+	reserved := gpuGroup("b-reserved", "p5.48xlarge", "us-east-1a", 3, false)
+	two := 2
+	reserved.Options = &snapshot.GroupOptions{ReservedNodes: &two}
+	for _, g := range []snapshot.NodeGroup{gpuGroup("a-spot", "p5.48xlarge", "us-east-1b", 1, true), reserved} {
+		if err := s.SetNodeGroup(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pending []*v1.Pod
+	for _, name := range []string{"p1", "p2", "p3", "p4"} {
+		pending = append(pending, owned(builder.Pod(name).CPU("4").GPU(1).Toleration("nvidia.com/gpu").Build()))
+	}
+	plan := step(t, a, autoscaler.Input{Now: t0, Snapshot: s, Pending: pending})
+	if got := summary(plan); got != "scale-up b-reserved+2" {
+		t.Fatalf("first loop: %q, want the reserved group grown to its reservation", got)
+	}
+	setTarget(t, s, "b-reserved", 2)
+	plan = step(t, a, autoscaler.Input{Now: t0.Add(10 * time.Second), Snapshot: s, Pending: pending, Outcomes: accepted(plan, t0)})
+	if got := summary(plan); got != "scale-up a-spot+2" {
+		t.Errorf("next loop: %q, want the pods left over on the cheap spot group", got)
+	}
+}

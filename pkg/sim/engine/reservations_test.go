@@ -57,6 +57,19 @@ func TestReservedNodesAreUsedFirstAndBilledWhole(t *testing.T) {
 	}
 }
 
+// Four pods at once: the two that fit the reservation go there, the two
+// left over to the cheap spot group in the next loop.
+func TestReservedNodesFirstThenTheCheapest(t *testing.T) {
+	res := run(t, parse(t, strings.Replace(reservedBatch, "count: 2, duration: 1h}, {at: 2h", "count: 4, duration: 1h}, {at: 2h", 1)))
+	peak := map[string]int{}
+	for _, g := range res.Groups {
+		peak[g.ID] = g.PeakNodes
+	}
+	if peak["b-reserved"] != 2 || peak["a-spot"] != 2 {
+		t.Errorf("peak nodes %v: want the two reserved nodes used and the two other pods on spot", peak)
+	}
+}
+
 func TestReservedNodesBeyondMaxSizeAreRefused(t *testing.T) {
 	_, err := scenario.Parse([]byte(strings.Replace(reservedBatch, "reservedNodes: 2", "reservedNodes: 9", 1)))
 	if err == nil || !strings.Contains(err.Error(), "reservedNodes") || !strings.Contains(err.Error(), "got 9") {
