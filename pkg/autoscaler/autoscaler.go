@@ -261,6 +261,11 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 		return Plan{}, fmt.Errorf("interruptions: %w", err)
 	}
 	acts = append(acts, gone...)
+	ending, err := l.blocksEnding(s)
+	if err != nil {
+		return Plan{}, fmt.Errorf("capacity blocks: %w", err)
+	}
+	acts = append(acts, ending...)
 	l.classifyNodes(s)
 	l.health = l.healthOf()
 	if l.health.Safe {

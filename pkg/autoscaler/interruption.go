@@ -45,6 +45,12 @@ type InterruptionOptions struct {
 	// with r interruptions per node-hour over RateWindow is priced at
 	// price × (1 + r × Penalty). 0 leaves prices alone (default 1).
 	Penalty float64
+	// CapacityBlockLead is how long before its capacity block ends a
+	// group's nodes are drained and the group is no longer grown
+	// (--capacity-block-drain-lead, 40m: EC2 warns 40 minutes before a
+	// Capacity Block ends and starts terminating its instances 30 minutes
+	// before). 0 turns it off.
+	CapacityBlockLead time.Duration
 }
 
 // Interruption signals known by default, as they reach a cluster.
@@ -75,8 +81,9 @@ func DefaultInterruption() InterruptionOptions {
 			{TaintKey: TaintAWSASGLifecycle, Notice: 2 * time.Minute},
 			{TaintKey: TaintGKEImpendingTermination, Notice: 30 * time.Second},
 		},
-		RateWindow: time.Hour,
-		Penalty:    1,
+		RateWindow:        time.Hour,
+		Penalty:           1,
+		CapacityBlockLead: 40 * time.Minute,
 	}
 }
 
@@ -125,23 +132,40 @@ func (l *loop) interrupted(s *snapshot.Snapshot) ([]Action, error) {
 			Reason: ReasonInterrupted, Message: fmt.Sprintf("the cloud is taking it away (%s): drained by %s, its pods' replacement ordered",
 				sig.TaintKey, in.Since.Add(sig.Notice).UTC().Format(time.RFC3339))})
 		l.backOffInterrupted(s, ni.Group, in)
-		if l.state.IsDeleting(ni.Name()) {
-			continue
+		if rm, ok := l.takeAway(ni, sig.TaintKey, in.Since.Add(sig.Notice)); ok {
+			removals = append(removals, rm)
 		}
-		rm := disruption.Removal{Node: ni.Name(), Group: ni.Group, Interruption: sig.TaintKey, Deadline: in.Since.Add(sig.Notice)}
-		for _, pi := range ni.Pods {
-			if p := pi.Pod; !drain.IsDaemonSetPod(p) && !drain.IsMirrorPod(p) && p.DeletionTimestamp == nil {
-				rm.Evict = append(rm.Evict, disruption.Move{Pod: p})
-			}
-		}
-		rm.Empty = len(rm.Evict) == 0
-		removals = append(removals, rm)
-		l.state.RecordDeletionStarted(clusterstate.Deletion{Node: rm.Node, Group: rm.Group, Drain: !rm.Empty, Since: l.in.Now})
 	}
 	l.state.ForgetInterruptions(present, l.in.Now.Add(-o.RateWindow))
 	if err := l.priceInterruptions(s); err != nil {
 		return nil, err
 	}
+	return l.planGone(s, gone, removals)
+}
+
+// takeAway is the removal that drains a node the cloud takes back by the
+// deadline, every pod but DaemonSet and mirror pods evicted; none for a
+// node already being removed.
+func (l *loop) takeAway(ni *snapshot.NodeInfo, signal string, deadline time.Time) (disruption.Removal, bool) {
+	if l.state.IsDeleting(ni.Name()) {
+		return disruption.Removal{}, false
+	}
+	rm := disruption.Removal{Node: ni.Name(), Group: ni.Group, Interruption: signal, Deadline: deadline}
+	for _, pi := range ni.Pods {
+		if p := pi.Pod; !drain.IsDaemonSetPod(p) && !drain.IsMirrorPod(p) && p.DeletionTimestamp == nil {
+			rm.Evict = append(rm.Evict, disruption.Move{Pod: p})
+		}
+	}
+	rm.Empty = len(rm.Evict) == 0
+	l.state.RecordDeletionStarted(clusterstate.Deletion{Node: rm.Node, Group: rm.Group, Drain: !rm.Empty, Since: l.in.Now})
+	return rm, true
+}
+
+// planGone takes the nodes out of the (forked) snapshot and adds their
+// pods that a controller will recreate to the pending pods, so their
+// replacement is ordered in this loop; it returns the removals as one
+// action.
+func (l *loop) planGone(s *snapshot.Snapshot, gone []*snapshot.NodeInfo, removals []disruption.Removal) ([]Action, error) {
 	var moved []*v1.Pod
 	for _, ni := range gone {
 		for _, pi := range ni.Pods {

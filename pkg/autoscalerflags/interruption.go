@@ -25,6 +25,7 @@ func (f *Flags) defineInterruption() {
 		}, func() { o.Signals = nil })
 	fs.DurationVar(&o.RateWindow, "interruption-rate-window", o.RateWindow, "How far back a node group's interruptions count towards its interruption rate.")
 	fs.Float64Var(&o.Penalty, "interruption-penalty", o.Penalty, "Hours of a node's price one interruption costs on top of the price: the price expander sees price × (1 + interruptions per node-hour × this); 0 leaves prices alone.")
+	fs.DurationVar(&o.CapacityBlockLead, "capacity-block-drain-lead", o.CapacityBlockLead, "How long before a node group's capacity block ends (its capacityblockend option) its nodes are drained, their pods' replacements ordered on other groups, and the group no longer grown; 0 turns it off.")
 }
 
 // ParseInterruptionSignal reads <taint key>=<notice>.
@@ -45,6 +46,9 @@ func ParseInterruptionSignal(s string) (autoscaler.InterruptionSignal, error) {
 
 func (v *problems) interruption(o autoscaler.InterruptionOptions) {
 	v.positive("interruption-rate-window", o.RateWindow)
+	if o.CapacityBlockLead < 0 {
+		v.add("capacity-block-drain-lead", "must not be negative, got %s", o.CapacityBlockLead)
+	}
 	if p := o.Penalty; !(p >= 0) || math.IsInf(p, 0) {
 		v.add("interruption-penalty", "must be a finite number of at least 0, got %s", strconv.FormatFloat(p, 'g', -1, 64))
 	}

@@ -25,6 +25,12 @@ const (
 	OptionScaleDownUnreadyTime             = "scaledownunreadytime"
 	OptionMaxNodeProvisionTime             = "maxnodeprovisiontime"
 	OptionIgnoreDaemonSetsUtilization      = "ignoredaemonsetsutilization"
+	// OptionReservedNodes is gpuscale's own: the nodes of the group a
+	// capacity reservation or capacity block pays for, a whole number.
+	OptionReservedNodes = "reservednodes"
+	// OptionCapacityBlockEnd is gpuscale's own: when the capacity block
+	// backing the group ends, an RFC 3339 time.
+	OptionCapacityBlockEnd = "capacityblockend"
 )
 
 // unsupportedOptions are upstream option keys gpuscale reads but does not
@@ -36,6 +42,7 @@ func GroupOptionKeys() []string {
 	keys := []string{
 		OptionIgnoreDaemonSetsUtilization, OptionMaxNodeProvisionTime, OptionScaleDownGPUUtilizationThreshold,
 		OptionScaleDownUnneededTime, OptionScaleDownUnreadyTime, OptionScaleDownUtilizationThreshold,
+		OptionReservedNodes, OptionCapacityBlockEnd,
 	}
 	slices.Sort(keys)
 	return keys
@@ -94,6 +101,21 @@ func setOption(o *snapshot.GroupOptions, key, v string) error {
 			return fmt.Errorf("want true or false")
 		}
 		o.IgnoreDaemonSetsUtilization = &b
+		return nil
+	case OptionReservedNodes:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of nodes, 0 or more, such as 8")
+		}
+		o.ReservedNodes = &n
+		return nil
+	case OptionCapacityBlockEnd:
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("want an RFC 3339 time, such as 2026-12-01T11:30:00Z")
+		}
+		t = t.UTC()
+		o.CapacityBlockEnd = &t
 		return nil
 	}
 	if slices.Contains(unsupportedOptions, key) {

@@ -46,8 +46,9 @@ type Removal struct {
 	// Repair says, for people, why node repair removes the node (which
 	// health signal, since when); empty otherwise.
 	Repair string
-	// Interruption is the signal (a taint key) by which the cloud said it
-	// is taking the node away; empty for a voluntary removal. Such a
+	// Interruption is the signal (a taint key, or the end of the capacity
+	// block the node runs on) by which the cloud said it is taking the
+	// node away; empty for a voluntary removal. Such a
 	// removal is not called off: the drain must end by Deadline, the end
 	// of the notice, whatever the node's pods and budgets say.
 	Interruption string

@@ -170,14 +170,18 @@ func waste(req, capacity float64) float64 {
 
 // price keeps the options that cost least per pod scheduled. Groups with no
 // price lose to priced ones; spot groups win when their price is lower,
-// which their price already says.
+// which their price already says. Nodes a group's capacity reservation
+// still has room for (snapshot.ReservedRoom) are already paid for and
+// cost nothing, so a reserved group is grown first; the nodes past its
+// reservation cost its price. An option that fits in the reservation
+// counts as priced even when the group has no price.
 type price struct{}
 
 func (price) Name() string { return "price" }
 func (s price) BestOptions(o []Option) []Option {
 	priced := o[:0:0]
 	for _, x := range o {
-		if x.Group.PricePerHour > 0 {
+		if x.Group.PricePerHour > 0 || x.NodeCount <= snapshot.ReservedRoom(x.Group) {
 			priced = append(priced, x)
 		}
 	}
@@ -188,5 +192,6 @@ func (s price) BestOptions(o []Option) []Option {
 }
 
 func (price) score(x *Option) float64 {
-	return float64(x.NodeCount) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
+	paid := max(0, x.NodeCount-snapshot.ReservedRoom(x.Group))
+	return float64(paid) * x.Group.PricePerHour / float64(max(x.PodCount, 1))
 }

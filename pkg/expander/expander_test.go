@@ -202,3 +202,65 @@ func TestLeastWasteCountsEveryAccelerator(t *testing.T) {
 		}
 	}
 }
+
+func reserved(o expander.Option, nodes, target int) expander.Option {
+	g := *o.Group
+	g.TargetSize = target
+	g.Options = &snapshot.GroupOptions{ReservedNodes: &nodes}
+	o.Group = &g
+	return o
+}
+
+func TestPriceUsesReservedCapacityFirst(t *testing.T) {
+	spot := option("spot", 2, 8, 16000, 1.0)
+	onDemand := option("on-demand", 2, 8, 16000, 1.5)
+	cases := []struct {
+		name            string
+		reserve, target int
+		want            string
+	}{
+		// Within the reservation the nodes are paid for: the dearest group wins.
+		{"room for both nodes", 4, 1, "on-demand"},
+		// One node of two is reserved: 1.5/8 per pod beats spot's 2/8.
+		{"room for one node", 4, 3, "on-demand"},
+		// The reservation is used up: the group costs its price again.
+		{"reservation full", 4, 4, "spot"},
+		{"no reservation", 0, 0, "spot"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			od := reserved(onDemand, tc.reserve, tc.target)
+			if got := choose(t, "price", expander.Config{}, spot, od); got != tc.want {
+				t.Errorf("chose %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPriceReservedGroupWithoutPriceCountsWithinItsReservation(t *testing.T) {
+	paid := option("paid", 1, 1, 1000, 3)
+	inside := reserved(option("block", 1, 1, 1000, 0), 2, 0)
+	if got := choose(t, "price", expander.Config{}, paid, inside); got != "block" {
+		t.Errorf("within its reservation: chose %s, want block", got)
+	}
+	past := reserved(option("block", 3, 3, 1000, 0), 2, 0)
+	if got := choose(t, "price", expander.Config{}, paid, past); got != "paid" {
+		t.Errorf("past its reservation with no price: chose %s, want paid", got)
+	}
+}
+
+// The verdict of a reserved group says how much of it the reservation paid.
+func TestChooseExplainedNamesTheReservation(t *testing.T) {
+	spot := option("spot", 2, 8, 16000, 1.0)
+	od := reserved(option("on-demand", 2, 8, 16000, 3.0), 4, 3)
+	chain, err := expander.NewChain("price", expander.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, verdicts := chain.ChooseExplained([]expander.Option{spot, od})
+	for _, v := range verdicts {
+		if v.Group == "on-demand" && !strings.Contains(v.Message(), "$0.3750/h per pod, 1 of 2 node(s) reserved") {
+			t.Errorf("verdict %q", v.Message())
+		}
+	}
+}

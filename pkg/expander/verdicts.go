@@ -3,6 +3,8 @@ package expander
 import (
 	"fmt"
 	"sort"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // Verdict says what the chain made of one option: chosen, dropped by an
@@ -91,6 +93,9 @@ func (leastWaste) describe(o *Option) string {
 	return fmt.Sprintf("waste %.3f", leastWaste{}.score(o))
 }
 func (price) describe(o *Option) string {
+	if room := snapshot.ReservedRoom(o.Group); room > 0 {
+		return fmt.Sprintf("$%.4f/h per pod, %d of %d node(s) reserved", price{}.score(o), min(room, o.NodeCount), o.NodeCount)
+	}
 	if o.Group.PricePerHour <= 0 {
 		return "no price"
 	}

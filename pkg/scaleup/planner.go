@@ -271,6 +271,12 @@ func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (GroupR
 	if room <= 0 {
 		return GroupReason{Reason: ReasonMaxSize, Message: bound + " reached"}, 0, bound
 	}
+	if rr := snapshot.ReservedRoom(g); rr > 0 && rr < room {
+		// A reservation is its own offering: the group is grown to it
+		// first, and past it in a later loop at its price, so the price
+		// expander weighs the reserved nodes apart from the paid ones.
+		room, bound = rr, fmt.Sprintf("capacity reservation of %d node(s)", *g.Options.ReservedNodes)
+	}
 	if r.opts.MaxNodesPerScaleUp < room {
 		room, bound = r.opts.MaxNodesPerScaleUp, fmt.Sprintf("--max-nodes-per-scaleup %d", r.opts.MaxNodesPerScaleUp)
 	}

@@ -25,6 +25,24 @@ type GroupOptions struct {
 	MaxNodeProvisionTime *time.Duration `json:"maxNodeProvisionTime,omitempty"`
 	// IgnoreDaemonSetsUtilization overrides --ignore-daemonsets-utilization.
 	IgnoreDaemonSetsUtilization *bool `json:"ignoreDaemonSetsUtilization,omitempty"`
+	// ReservedNodes is how many of the group's nodes a capacity
+	// reservation or capacity block already pays for: the price expander
+	// counts nodes up to it as free, so the group is grown before on-demand
+	// or spot capacity until its target reaches the reservation.
+	ReservedNodes *int `json:"reservedNodes,omitempty"`
+	// CapacityBlockEnd is when the capacity block backing the group ends
+	// and the cloud takes its nodes back: they are drained ahead of it and
+	// the group is not grown once the end is near.
+	CapacityBlockEnd *time.Time `json:"capacityBlockEnd,omitempty"`
+}
+
+// ReservedRoom is how many more nodes of g are paid for by its reservation:
+// its reserved nodes less its target size, never below zero.
+func ReservedRoom(g *NodeGroup) int {
+	if g == nil || g.Options == nil || g.Options.ReservedNodes == nil {
+		return 0
+	}
+	return max(0, *g.Options.ReservedNodes-g.TargetSize)
 }
 
 // IsZero reports whether no option is overridden.
@@ -59,6 +77,9 @@ func (o *GroupOptions) Validate() error {
 		if f.v != nil && *f.v < 0 {
 			return fmt.Errorf("%s: must not be negative, got %s", f.name, *f.v)
 		}
+	}
+	if o.ReservedNodes != nil && *o.ReservedNodes < 0 {
+		return fmt.Errorf("reservedNodes: must not be negative, got %d", *o.ReservedNodes)
 	}
 	return nil
 }

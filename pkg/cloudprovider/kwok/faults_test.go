@@ -175,3 +175,23 @@ func TestShardsShareTheStateConfigMap(t *testing.T) {
 		t.Errorf("%d nodes made by the owner, want 1", n)
 	}
 }
+
+// A group backed by a capacity reservation or block says so in its
+// autoscalingOptions, as AWS tags and GCE nodeGroupOptions do.
+func TestReservationOptionsInConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+nodeGroups:
+- name: gpu-block
+  maxSize: 8
+  autoscalingOptions: {reservednodes: 8, capacityblockend: 2026-12-01T11:30:00Z}
+  template: {capacity: {cpu: 4, memory: 16Gi}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.NodeGroups[0].Options
+	if o == nil || o.ReservedNodes == nil || *o.ReservedNodes != 8 || o.CapacityBlockEnd == nil ||
+		!o.CapacityBlockEnd.Equal(time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)) {
+		t.Fatalf("options %+v", o)
+	}
+}

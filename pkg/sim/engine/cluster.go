@@ -102,9 +102,14 @@ func (e *Engine) initGroups() error {
 func (e *Engine) setTarget(g *groupState, target int) error {
 	g.target = target
 	g.peakNodes = max(g.peakNodes, g.nodes)
+	var opts *snapshot.GroupOptions
+	if n := g.cfg.ReservedNodes; n > 0 {
+		opts = &snapshot.GroupOptions{ReservedNodes: &n}
+	}
 	return e.snap.SetNodeGroup(snapshot.NodeGroup{
 		ID: g.cfg.Name, MinSize: g.cfg.MinSize, MaxSize: g.cfg.MaxSize, TargetSize: target,
 		Template: g.template, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour, Spot: g.cfg.Spot,
+		Options: opts,
 	})
 }
 

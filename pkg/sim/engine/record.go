@@ -131,7 +131,10 @@ type recorder struct {
 	last time.Duration
 	// Integrals are kept exact, so a run's figures do not depend on how
 	// time was cut into steps.
-	nodeTime     []exactHours
+	nodeTime []exactHours
+	// billedTime is what each group is billed for: its nodes, or its
+	// reserved nodes when fewer run (a reservation is paid either way).
+	billedTime   []exactHours
 	gpuAllocTime exactHours
 	gpuProvTime  exactHours
 	gpuAllocated int64
@@ -164,6 +167,7 @@ type recorder struct {
 // init sizes the recorder for the cloud's groups and names the series.
 func (r *recorder) init(cl *cloud, ws *workloads) {
 	r.nodeTime = make([]exactHours, len(cl.groups))
+	r.billedTime = make([]exactHours, len(cl.groups))
 	for _, g := range cl.groups {
 		r.series.Groups = append(r.series.Groups, g.cfg.Name)
 	}
@@ -188,6 +192,7 @@ func (e *Engine) integrate(t time.Duration) {
 	var gpus int64
 	for i, g := range e.cloud.groups {
 		r.nodeTime[i].add(int64(g.target), dt)
+		r.billedTime[i].add(int64(max(g.target, g.cfg.ReservedNodes)), dt)
 		gpus += int64(g.target) * g.gpus
 	}
 	r.gpuProvTime.add(gpus, dt)
@@ -201,7 +206,7 @@ func (e *Engine) integrate(t time.Duration) {
 func (r *recorder) cost(groups []*groupState) float64 {
 	c := 0.0
 	for i, g := range groups {
-		c += r.nodeTime[i].hours() * g.cfg.PricePerHour
+		c += r.billedTime[i].hours() * g.cfg.PricePerHour
 	}
 	return c
 }
@@ -289,7 +294,7 @@ func (e *Engine) result() *Result {
 	for i, g := range e.cloud.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,
 			NodeHours: r.nodeTime[i].hours(), PeakNodes: g.peakNodes, Added: g.added, Removed: g.removed}
-		gr.Cost = gr.NodeHours * gr.PricePerHour
+		gr.Cost = r.billedTime[i].hours() * gr.PricePerHour
 		res.Groups = append(res.Groups, gr)
 		res.NodeHours += gr.NodeHours
 		res.Cost += gr.Cost

@@ -253,6 +253,9 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 			bad(fmt.Sprintf("interruptions[%d].count", i), "must be from 1 to %d, got %d", MaxGroupSize, in.Count)
 		}
 	}
+	if g.ReservedNodes < 0 || g.ReservedNodes > g.MaxSize {
+		bad("reservedNodes", "must be within 0..maxSize (%d), got %d", g.MaxSize, g.ReservedNodes)
+	}
 	if r := g.InterruptionsPerHour; !(r >= 0) || math.IsInf(r, 0) {
 		bad("interruptionsPerHour", "must be a finite number of at least 0, got %s", strconv.FormatFloat(r, 'g', -1, 64))
 	}

@@ -139,6 +139,11 @@ type NodeGroup struct {
 	// interrupts Count of the group's nodes (the oldest first), or all it
 	// has when fewer.
 	Interruptions []InterruptionAt `json:"interruptions,omitempty"`
+	// ReservedNodes are the nodes of the group a capacity reservation
+	// pays for: billed for the whole run whether they run or not, and free
+	// to the price expander until the group's target reaches them (the
+	// reservednodes group option).
+	ReservedNodes int `json:"reservedNodes,omitempty"`
 }
 
 // InterruptionAt is one entry of a group's interruption trace.
