@@ -11,9 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/dcgmsim"
 	"github.com/gpuscale/gpuscale/pkg/redact"
 )
@@ -53,27 +51,16 @@ func (o *DCGMSimOptions) Validate() error {
 			errs = append(errs, fmt.Errorf("--node: not a node name (%s), got %q", strings.Join(msgs, "; "), o.Node))
 		}
 	}
-	for flag, addr := range map[string]string{"listen-address": o.ListenAddress, "control-address": o.ControlAddress} {
-		if addr == "" && flag == "control-address" {
-			continue
-		}
-		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			errs = append(errs, fmt.Errorf("--%s: want [host]:port, got %q", flag, addr))
-		}
-	}
+	errs = append(errs, checkAddresses(o.ListenAddress, o.ControlAddress)...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
 
 // DCGMSim serves `gpuscale dcgm-sim` with validated options until ctx ends.
 func DCGMSim(ctx context.Context, o *DCGMSimOptions) error {
-	restConfig, err := kubeconfig.RESTConfig(o.Kubeconfig)
+	restConfig, client, err := clientFor(o.Kubeconfig)
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return fmt.Errorf("--kubeconfig %q: %w", o.Kubeconfig, err)
 	}
 	logger := slog.Default()
 	sim, err := dcgmsim.New(dcgmsim.Options{Client: client, Node: o.Node, DriverVersion: o.DriverVersion, Logger: logger,

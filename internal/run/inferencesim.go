@@ -12,9 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/inferencesim"
 )
 
@@ -54,14 +52,7 @@ func (o *InferenceSimOptions) Validate() error {
 	if o.SlotsPerPod < 1 {
 		errs = append(errs, fmt.Errorf("--slots-per-pod: must be at least 1, got %d", o.SlotsPerPod))
 	}
-	for flag, addr := range map[string]string{"listen-address": o.ListenAddress, "control-address": o.ControlAddress} {
-		if addr == "" && flag == "control-address" {
-			continue
-		}
-		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			errs = append(errs, fmt.Errorf("--%s: want [host]:port, got %q", flag, addr))
-		}
-	}
+	errs = append(errs, checkAddresses(o.ListenAddress, o.ControlAddress)...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -69,13 +60,9 @@ func (o *InferenceSimOptions) Validate() error {
 // InferenceSim serves `gpuscale inference-sim` with validated options
 // until ctx ends.
 func InferenceSim(ctx context.Context, o *InferenceSimOptions) error {
-	restConfig, err := kubeconfig.RESTConfig(o.Kubeconfig)
+	_, client, err := clientFor(o.Kubeconfig)
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return fmt.Errorf("--kubeconfig %q: %w", o.Kubeconfig, err)
 	}
 	sim, err := inferencesim.New(inferencesim.Options{Client: client, ModelLabel: o.ModelLabel, SlotsPerPod: o.SlotsPerPod})
 	if err != nil {
