@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/clusterstate"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
@@ -169,7 +170,7 @@ func (l *loop) planGone(s *snapshot.Snapshot, gone []*snapshot.NodeInfo, removal
 	var moved []*v1.Pod
 	for _, ni := range gone {
 		for _, pi := range ni.Pods {
-			if p := pi.Pod; metav1ControllerOf(p) && !drain.IsDaemonSetPod(p) && !drain.IsMirrorPod(p) {
+			if p := pi.Pod; metav1.GetControllerOfNoCopy(p) != nil && !drain.IsDaemonSetPod(p) && !drain.IsMirrorPod(p) {
 				c := p.DeepCopy()
 				c.Spec.NodeName = ""
 				moved = append(moved, c)
@@ -231,14 +232,4 @@ func (l *loop) priceInterruptions(s *snapshot.Snapshot) error {
 		}
 	}
 	return nil
-}
-
-// metav1ControllerOf: a controller will recreate the pod elsewhere.
-func metav1ControllerOf(p *v1.Pod) bool {
-	for _, r := range p.OwnerReferences {
-		if r.Controller != nil && *r.Controller {
-			return true
-		}
-	}
-	return false
 }
