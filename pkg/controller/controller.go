@@ -104,10 +104,13 @@ type Controller struct {
 	factory  informers.SharedInformerFactory
 	listers  *listers
 	recorder record.EventRecorder
-	events   *eventSink
-	metrics  *metrics
-	trigger  chan struct{}
-	live     *liveness
+	// broadcaster sends the recorder's events to the API server; Run
+	// shuts it down when it returns.
+	broadcaster record.EventBroadcaster
+	events      *eventSink
+	metrics     *metrics
+	trigger     chan struct{}
+	live        *liveness
 	// outcomes collects what became of actions between loops.
 	outcomes *actuation.Queue
 	// actuator carries plans out: cluster, the live actuator; benchmarks
@@ -183,9 +186,9 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		opts.Logger.Info("the API server does not serve resource.k8s.io/v1: Dynamic Resource Allocation claims and slices are not watched")
 	}
 	c.listers = newListers(c.factory, withDRA)
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	c.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})
+	c.broadcaster = record.NewBroadcaster()
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cluster-autoscaler"})
 	c.events = &eventSink{recorder: c.recorder, limiter: newEventLimiter(5 * time.Minute), clock: opts.Clock}
 	c.cluster = &liveActuator{client: client, cp: cp, clock: opts.Clock, log: opts.Logger, metrics: c.metrics,
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
@@ -253,8 +256,10 @@ func (c *Controller) poke() {
 }
 
 // Run serves metrics and health, waits for the leader Lease when leader
-// election is on, and loops until ctx ends.
+// election is on, and loops until ctx ends. A controller runs once: when
+// Run returns, its event broadcaster is shut down.
 func (c *Controller) Run(ctx context.Context) error {
+	defer c.broadcaster.Shutdown()
 	if c.opts.Address != "" {
 		srv, err := c.serveHTTP(c.opts.Address)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+	goruntime "runtime"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
@@ -132,5 +133,34 @@ func TestLeaderSurvivesAFailedFirstRefresh(t *testing.T) {
 	cancel()
 	if err := <-ended; err != nil {
 		t.Errorf("lead returned %v", err)
+	}
+}
+
+// A controller that has run and returned leaves no goroutine of its own
+// behind: its event broadcaster stops with Run. A process that builds a
+// controller per leadership term (or a test harness, one per restart)
+// would otherwise keep one more broadcaster each time.
+func TestRunLeavesNoGoroutinesBehind(t *testing.T) {
+	runOnce := func() {
+		client := fake.NewClientset()
+		c := newTestController(t, client, &groupsProvider{groups: []string{"ours"}}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := c.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	runOnce() // package-level goroutines (klog, watch managers) start once
+	before := goruntime.NumGoroutine()
+	const runs = 20
+	for range runs {
+		runOnce()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for goruntime.NumGoroutine()-before >= runs/2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if grew := goruntime.NumGoroutine() - before; grew >= runs/2 {
+		t.Errorf("%d controllers run and stopped left %d more goroutines", runs, grew)
 	}
 }
