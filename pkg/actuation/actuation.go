@@ -76,7 +76,7 @@ func Carry(ctx context.Context, act Actuator, clk clock.PassiveClock, actions []
 			fail(fmt.Sprintf("deleting %d unregistered instance(s) of %s", len(a.ProviderIDs), a.Group), act.DeleteInstances(ctx, a))
 		case autoscaler.ScaleUp:
 			at := clk.Now()
-			res := autoscaler.ScaleUpResult{Group: a.Group, Delta: a.Delta, At: at, Requests: a.Requests}
+			res := autoscaler.ScaleUpResult{Group: a.Group, Delta: a.Delta, At: at, Requests: a.Requests, Queued: a.Queued != nil}
 			if err := act.ScaleUp(ctx, a); err != nil {
 				res.Error = err.Error()
 				fail(fmt.Sprintf("scaling %s up by %d", a.Group, a.Delta), err)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/disruption"
+	"github.com/gpuscale/gpuscale/pkg/scaleup"
 )
 
 // Action is one thing a loop asks its shell to do. The shells carry
@@ -36,7 +37,9 @@ type DeleteInstances struct {
 	Since time.Time
 }
 
-// ScaleUp raises a group's target size by Delta (to NewTarget).
+// ScaleUp raises a group's target size by Delta (to NewTarget), or, when
+// Queued is set, asks the cloud's queue for Delta nodes of the group at
+// once: the cloud raises the target itself when it has them.
 type ScaleUp struct {
 	Group     string
 	Delta     int
@@ -46,7 +49,13 @@ type ScaleUp struct {
 	// Requests are the keys of the ProvisioningRequests some of the nodes
 	// are for: their SetRequestConditions of the same plan depend on it.
 	Requests []string
+	// Queued names the cloud's queued request (a ProvisioningRequest of
+	// the queued class); nil for a plain scale-up.
+	Queued *QueuedScaleUp `json:",omitempty"`
 }
+
+// QueuedScaleUp is a queued request's name and its nodes' run duration.
+type QueuedScaleUp = scaleup.QueuedScaleUp
 
 // SoftTaint marks unneeded nodes DeletionCandidateOfClusterAutoscaler
 // (PreferNoSchedule), so the scheduler avoids them.

@@ -436,7 +436,8 @@ func bindWithClaims(s *snapshot.Snapshot, checker *predicates.Checker, pi *snaps
 func (l *loop) actions() []Action {
 	var out []Action
 	for _, su := range l.upPlan.ScaleUps {
-		out = append(out, ScaleUp{Group: su.Group, Delta: su.Delta, NewTarget: su.NewTarget, Why: su.Why, Requests: su.Gangs})
+		out = append(out, ScaleUp{Group: su.Group, Delta: su.Delta, NewTarget: su.NewTarget, Why: su.Why, Requests: su.Gangs,
+			Queued: su.Queued})
 	}
 	out = append(out, l.requestActions()...)
 	if len(l.downPlan.SoftTaint) > 0 {

@@ -26,6 +26,9 @@ type ScaleUpResult struct {
 	Error string
 	// Requests are the ScaleUp's ProvisioningRequests.
 	Requests []string
+	// Queued: the scale-up was a queued request; accepted, it adds no
+	// upcoming node until the cloud grants it.
+	Queued bool `json:",omitempty"`
 }
 
 // CreationFailed reports nodes a group asked for that the cloud will not
@@ -85,9 +88,15 @@ func (a *Autoscaler) applyOutcomes(s *snapshot.Snapshot, outcomes []Outcome) []D
 	for _, o := range outcomes {
 		switch o := o.(type) {
 		case ScaleUpResult:
-			if o.Error == "" {
+			switch {
+			case o.Error == "" && o.Queued:
+				// The cloud raises the target when it grants the request,
+				// perhaps hours later: the nodes are upcoming from then
+				// on, and the scale-down delay after a scale-up counts
+				// from then too.
+			case o.Error == "":
 				st.RecordScaleUp(o.Group, o.Delta, o.At.Round(0))
-			} else {
+			default:
 				st.RecordFailure(o.Group, clusterstate.FailureCloudProvider, o.Error, o.At.Round(0))
 			}
 		case CreationFailed:

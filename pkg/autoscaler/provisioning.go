@@ -1,6 +1,7 @@
 package autoscaler
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	pr "github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaleup"
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // requestLoop is one loop's work on ProvisioningRequests: the gangs to
@@ -81,18 +83,25 @@ func (l *loop) prepareRequests() {
 			continue
 		}
 		rl.deadlines = append(rl.deadlines, r.CreationTimestamp.Add(o.ExpiryTime))
-		m := l.requestMemory(r.UID)
-		if !pr.Due(r.ProvisioningRequest, m.retry, now) {
-			rl.deadlines = append(rl.deadlines, pr.RetryAt(r.ProvisioningRequest, m.retry))
+		if l.followQueued(r.ProvisioningRequest, stamp) {
 			continue
 		}
-		if r.Condition(pr.Provisioned) != nil {
-			m.retry = min(2*m.retry, o.MaxBackoff)
+		m := l.requestMemory(r.UID)
+		if !pr.Waiting(r.ProvisioningRequest) {
+			// A waiting request its cloud request is missing for is asked
+			// again at once: the cloud lost it, or never made it.
+			if !pr.Due(r.ProvisioningRequest, m.retry, now) {
+				rl.deadlines = append(rl.deadlines, pr.RetryAt(r.ProvisioningRequest, m.retry))
+				continue
+			}
+			if r.Condition(pr.Provisioned) != nil {
+				m.retry = min(2*m.retry, o.MaxBackoff)
+			}
 		}
-		pods, err := pr.Pods(r.ProvisioningRequest, r.Templates)
+		g, err := gangOf(r)
 		if err != nil {
 			rl.set(r.ProvisioningRequest, pr.NewCondition(r.ProvisioningRequest, pr.Failed, metav1.ConditionTrue,
-				pr.ReasonFailedToCreatePods, err.Error(), stamp))
+				err.reason, err.Error(), stamp))
 			continue
 		}
 		if !r.IsTrue(pr.Accepted) {
@@ -100,9 +109,63 @@ func (l *loop) prepareRequests() {
 				pr.ReasonAccepted, pr.MsgAccepted, stamp))
 		}
 		rl.tried[r.Key()] = r.ProvisioningRequest
-		rl.gangs = append(rl.gangs, scaleup.Gang{Key: r.Key(), Pods: pods,
-			CheckOnly: r.Spec.ProvisioningClassName == pr.ClassCheckCapacity})
+		rl.gangs = append(rl.gangs, g)
 	}
+}
+
+// gangError is why a request cannot be tried, with the Failed reason.
+type gangError struct {
+	reason string
+	err    error
+}
+
+func (e *gangError) Error() string { return e.err.Error() }
+
+// gangOf is the gang that tries a request: its pods, and for the queued
+// class the cloud request's name and run duration.
+func gangOf(r pr.Request) (scaleup.Gang, *gangError) {
+	g := scaleup.Gang{Key: r.Key(), CheckOnly: r.Spec.ProvisioningClassName == pr.ClassCheckCapacity}
+	if pr.Queued(r.ProvisioningRequest) {
+		d, err := pr.RunDuration(r.ProvisioningRequest)
+		if err != nil {
+			return g, &gangError{reason: pr.ReasonInvalidParameters, err: err}
+		}
+		g.Queued = &scaleup.QueuedScaleUp{Name: pr.QueuedName(r.ProvisioningRequest), RunDuration: d}
+	}
+	pods, err := pr.Pods(r.ProvisioningRequest, r.Templates)
+	if err != nil {
+		return g, &gangError{reason: pr.ReasonFailedToCreatePods, err: err}
+	}
+	g.Pods = pods
+	return g, nil
+}
+
+// followQueued follows a queued request the cloud holds: provisioned or
+// failed as the cloud's request says, left alone while the cloud waits for
+// capacity. It reports whether r is settled for this loop; a waiting
+// request whose cloud request is not listed is not, and is asked again.
+func (l *loop) followQueued(r *pr.ProvisioningRequest, stamp metav1.Time) bool {
+	if !pr.Waiting(r) {
+		return false
+	}
+	name := pr.QueuedName(r)
+	for _, g := range l.in.Snapshot.NodeGroups() {
+		for _, q := range g.Queued {
+			if q.Name != name {
+				continue
+			}
+			switch q.State {
+			case snapshot.QueuedProvisioned:
+				l.req.set(r, pr.NewCondition(r, pr.Provisioned, metav1.ConditionTrue, pr.ReasonCapacityIsProvisioned,
+					fmt.Sprintf("Queued capacity is provisioned: %d node(s) of %s (queued request %s)", q.Count, g.ID, q.Name), stamp))
+			case snapshot.QueuedFailed:
+				l.req.set(r, pr.NewCondition(r, pr.Failed, metav1.ConditionTrue, pr.ReasonQueuedRequestFailed,
+					fmt.Sprintf("Queued request %s of %s failed: %s", q.Name, g.ID, q.Message), stamp))
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // book holds the room of a provisioned request's pods that are not yet
@@ -163,7 +226,13 @@ func (l *loop) requestResults() {
 				rl.set(r, cond(pr.CapacityAvailable, metav1.ConditionTrue, reason, msg))
 			}
 		case scaleup.GangScaledUp:
-			c := rl.set(r, cond(pr.Provisioned, metav1.ConditionTrue, pr.ReasonCapacityIsProvisioned, pr.MsgCapacityIsProvisioned))
+			reason, msg, st := pr.ReasonCapacityIsProvisioned, pr.MsgCapacityIsProvisioned, metav1.ConditionTrue
+			if pr.Queued(r) && len(g.ScaleUps) > 0 {
+				su := g.ScaleUps[0]
+				reason, msg, st = pr.ReasonCapacityIsQueued, fmt.Sprintf("Waiting for queued capacity: %d node(s) of %s asked for as queued request %s",
+					su.Delta, su.Group, su.Queued.Name), metav1.ConditionFalse
+			}
+			c := rl.set(r, cond(pr.Provisioned, st, reason, msg))
 			c.onFail = []metav1.Condition{cond(pr.Provisioned, metav1.ConditionFalse, pr.ReasonCapacityIsNotFound,
 				pr.MsgCapacityIsNotFound+" The scale-up failed")}
 		case scaleup.GangNoRoom:

@@ -344,7 +344,7 @@ func TestRequestMissingTemplateAndForeignClass(t *testing.T) {
 	s := gpuWorld(t, 10)
 	bad := request("bad", pr.ClassBestEffortAtomicScaleUp, 2, trainer("x"))
 	bad.Templates = nil
-	foreign := request("foreign", "queued-provisioning.gke.io", 2, trainer("x"))
+	foreign := request("foreign", "example.com/another-class", 2, trainer("x"))
 	plan := step(t, newAutoscaler(t, withProvReqs), autoscaler.Input{Now: t0.Add(time.Minute), Snapshot: s,
 		ProvisioningRequests: []pr.Request{bad, foreign}})
 	got, cs := conditionsOf(plan, "default/bad")

@@ -31,6 +31,11 @@ const (
 	// OptionCapacityBlockEnd is gpuscale's own: when the capacity block
 	// backing the group ends, an RFC 3339 time.
 	OptionCapacityBlockEnd = "capacityblockend"
+	// OptionQueuedProvisioning is gpuscale's own: true for a group that
+	// takes queued capacity (a GKE node pool with queued provisioning),
+	// grown only through the cloud's queue for ProvisioningRequests of the
+	// class queued-provisioning.gke.io.
+	OptionQueuedProvisioning = "queuedprovisioning"
 )
 
 // unsupportedOptions are upstream option keys gpuscale reads but does not
@@ -42,7 +47,7 @@ func GroupOptionKeys() []string {
 	keys := []string{
 		OptionIgnoreDaemonSetsUtilization, OptionMaxNodeProvisionTime, OptionScaleDownGPUUtilizationThreshold,
 		OptionScaleDownUnneededTime, OptionScaleDownUnreadyTime, OptionScaleDownUtilizationThreshold,
-		OptionReservedNodes, OptionCapacityBlockEnd,
+		OptionReservedNodes, OptionCapacityBlockEnd, OptionQueuedProvisioning,
 	}
 	slices.Sort(keys)
 	return keys
@@ -96,12 +101,9 @@ func setOption(o *snapshot.GroupOptions, key, v string) error {
 	case OptionMaxNodeProvisionTime:
 		return parseDuration(v, &o.MaxNodeProvisionTime)
 	case OptionIgnoreDaemonSetsUtilization:
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("want true or false")
-		}
-		o.IgnoreDaemonSetsUtilization = &b
-		return nil
+		return parseBool(v, &o.IgnoreDaemonSetsUtilization)
+	case OptionQueuedProvisioning:
+		return parseBool(v, &o.QueuedProvisioning)
 	case OptionReservedNodes:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -122,6 +124,15 @@ func setOption(o *snapshot.GroupOptions, key, v string) error {
 		return errUnsupported
 	}
 	return fmt.Errorf("unknown option; known: %s", strings.Join(GroupOptionKeys(), ", "))
+}
+
+func parseBool(v string, dst **bool) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*dst = &b
+	return nil
 }
 
 func parseRatio(v string, dst **float64) error {

@@ -180,7 +180,7 @@ func (s *session) promisingLengths(list []int32) []int {
 	}
 	var opts []option
 	for _, g := range s.snap.NodeGroups() {
-		if g.Template == nil || g.PricePerHour <= 0 {
+		if g.Template == nil || g.PricePerHour <= 0 || snapshot.Queued(g) {
 			continue
 		}
 		alloc := snapshot.ResourceFromList(g.Template.Status.Allocatable)
@@ -345,7 +345,8 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, evicted int, lef
 	for _, g := range s.snap.NodeGroups() {
 		var most int
 		switch {
-		case g.Template == nil:
+		case g.Template == nil || snapshot.Queued(g):
+			// A queued group grows only through the cloud's queue.
 			continue
 		case g.Spot && !allSpot && !s.opts.SpotReplacements:
 			continue

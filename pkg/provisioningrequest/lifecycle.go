@@ -57,7 +57,7 @@ func (o Options) Validate() error {
 func (o Options) Serves(r *ProvisioningRequest) bool {
 	inst := r.Spec.Parameters[ParamProcessorInstance]
 	switch r.Spec.ProvisioningClassName {
-	case ClassBestEffortAtomicScaleUp:
+	case ClassBestEffortAtomicScaleUp, ClassQueuedProvisioning:
 		return o.ProcessorInstance == ""
 	case ClassCheckCapacity:
 		return inst == o.ProcessorInstance

@@ -67,7 +67,8 @@ func TestServes(t *testing.T) {
 		{req(pr.ClassBestEffortAtomicScaleUp, nil), true, false},
 		{req(pr.ClassCheckCapacity, nil), true, false},
 		{req(pr.ClassCheckCapacity, map[string]string{pr.ParamProcessorInstance: "batch"}), false, true},
-		{req("queued-provisioning.gke.io", nil), false, false},
+		{req(pr.ClassQueuedProvisioning, nil), true, false},
+		{req("example.com/another-class", nil), false, false},
 	}
 	for _, c := range cases {
 		if got := plain.Serves(c.r); got != c.plain {

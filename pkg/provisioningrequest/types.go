@@ -40,6 +40,10 @@ const (
 	// ClassBestEffortAtomicScaleUp: room for every pod, on existing nodes
 	// or on nodes added in one scale-up; all or nothing.
 	ClassBestEffortAtomicScaleUp = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+	// ClassQueuedProvisioning: GKE's queued capacity (the Dynamic Workload
+	// Scheduler's flex-start): all the request's nodes at once, from a
+	// group with queued provisioning, when the cloud has them.
+	ClassQueuedProvisioning = "queued-provisioning.gke.io"
 )
 
 // Annotations a pod carries to say it consumes a request: such pods never

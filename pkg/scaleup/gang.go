@@ -23,6 +23,9 @@ type Gang struct {
 	// CheckOnly looks for room on the registered nodes only and adds none
 	// (the check-capacity class).
 	CheckOnly bool
+	// Queued gets new nodes of a group with queued capacity, always, and
+	// asks the cloud's queue for them (the queued-provisioning class).
+	Queued *QueuedScaleUp
 }
 
 // GangOutcome is what a gang got.
@@ -136,6 +139,11 @@ func (r *run) gang(g Gang) (GangResult, error) {
 	var left []*Class
 	var placed []*snapshot.PodInfo
 	for _, c := range classes {
+		if g.Queued != nil {
+			// Queued capacity comes as new nodes of its own.
+			left = append(left, c)
+			continue
+		}
 		n := r.placeOnNodes(c, r.checker.PreparePodInfo(c.Rep()))
 		placed = append(placed, c.Pods[:n]...)
 		if n < len(c.Pods) {
@@ -207,7 +215,7 @@ func (r *run) gangScaleUp(g Gang, left []*Class) ([]ScaleUp, []GroupReason, erro
 	var cands []candidate
 	totals := limits.Of(r.snap)
 	for _, grp := range r.snap.NodeGroups() {
-		why, maxNodes, bound := r.groupHeadroom(grp, totals)
+		why, maxNodes, bound := r.groupHeadroom(grp, totals, g.Queued != nil)
 		if why.Reason != "" {
 			why.Group = grp.ID
 			reasons = append(reasons, why)
@@ -234,7 +242,15 @@ func (r *run) gangScaleUp(g Gang, left []*Class) ([]ScaleUp, []GroupReason, erro
 		sortReasons(reasons)
 		return nil, reasons, nil
 	}
-	ups := r.balance(chosen, options, affinityKeys(g.Pods))
+	var ups []ScaleUp
+	if g.Queued != nil {
+		// One queued request to one group: the cloud adds all its nodes
+		// together or none.
+		ups = []ScaleUp{{Group: chosen.Group.ID, Delta: chosen.NodeCount, NewTarget: chosen.Group.TargetSize + chosen.NodeCount,
+			Pods: chosen.PodCount, Why: "queued capacity for " + g.Key, Queued: g.Queued}}
+	} else {
+		ups = r.balance(chosen, options, affinityKeys(g.Pods))
+	}
 	for i := range ups {
 		ups[i].Gangs = []string{g.Key}
 	}
@@ -295,6 +311,11 @@ func (r *run) mergeGangScaleUps() {
 	}
 	for _, su := range r.gangUps {
 		i, ok := byGroup[su.Group]
+		if su.Queued != nil {
+			// Each queued request is the cloud's own: never merged.
+			r.plan.ScaleUps = append(r.plan.ScaleUps, su)
+			continue
+		}
 		if !ok {
 			byGroup[su.Group] = len(r.plan.ScaleUps)
 			r.plan.ScaleUps = append(r.plan.ScaleUps, su)
@@ -309,5 +330,5 @@ func (r *run) mergeGangScaleUps() {
 			m.Why += "; " + su.Why
 		}
 	}
-	sort.Slice(r.plan.ScaleUps, func(i, j int) bool { return r.plan.ScaleUps[i].Group < r.plan.ScaleUps[j].Group })
+	sort.SliceStable(r.plan.ScaleUps, func(i, j int) bool { return r.plan.ScaleUps[i].Group < r.plan.ScaleUps[j].Group })
 }

@@ -1,6 +1,8 @@
 package scaleup
 
 import (
+	"time"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -53,6 +55,17 @@ type ScaleUp struct {
 	Why string
 	// Gangs are the keys of the gangs some of these nodes are for.
 	Gangs []string
+	// Queued, when set, asks for the nodes through the cloud's queue (all
+	// at once, when it has them) rather than by raising the target.
+	Queued *QueuedScaleUp
+}
+
+// QueuedScaleUp is what a queued request to the cloud carries.
+type QueuedScaleUp struct {
+	// Name names the cloud's request (one per ProvisioningRequest).
+	Name string
+	// RunDuration bounds the nodes' lives; 0 leaves it to the cloud.
+	RunDuration time.Duration
 }
 
 // PendingPods are equivalent pods left pending, and why each group could

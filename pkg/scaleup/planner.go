@@ -14,6 +14,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/gpu"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
+	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -184,7 +185,7 @@ func (r *run) scaleUp(classes []*Class) error {
 	var cands []candidate
 	totals := limits.Of(r.snap)
 	for _, g := range r.snap.NodeGroups() {
-		why, maxNodes, bound := r.groupHeadroom(g, totals)
+		why, maxNodes, bound := r.groupHeadroom(g, totals, false)
 		if why.Reason != "" {
 			why.Group = g.ID
 			for i := range reasons {
@@ -258,8 +259,16 @@ func (r *run) scaleUp(classes []*Class) error {
 
 // groupHeadroom says why a group cannot grow at all (a zero GroupReason
 // when it can), how many nodes it may add, and which limit sets that
-// number.
-func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals) (GroupReason, int, string) {
+// number. queued says the pods are a queued request's: only groups with
+// queued capacity take them, and those groups take nothing else.
+func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals, queued bool) (GroupReason, int, string) {
+	switch {
+	case snapshot.Queued(g) && !queued:
+		return GroupReason{Reason: ReasonQueuedOnly, Message: "takes queued capacity only (queuedprovisioning): grown for ProvisioningRequests of class " +
+			provisioningrequest.ClassQueuedProvisioning}, 0, ""
+	case queued && !snapshot.Queued(g):
+		return GroupReason{Reason: ReasonNotQueued, Message: "takes no queued capacity (no queuedprovisioning option)"}, 0, ""
+	}
 	if r.templates[g.ID] == nil {
 		return GroupReason{Reason: ReasonNoTemplate, Message: "has no template node to scale up from"}, 0, ""
 	}

@@ -30,6 +30,12 @@ const (
 	// ReasonClusterLimit: a cluster-wide limit (--max-nodes-total,
 	// --cores-total, --memory-total, --gpu-total) is reached.
 	ReasonClusterLimit Reason = status.ReasonClusterLimit
+	// ReasonQueuedOnly: the group takes queued capacity only; it grows for
+	// ProvisioningRequests of the queued class, not for other pods.
+	ReasonQueuedOnly Reason = "QueuedCapacityOnly"
+	// ReasonNotQueued: a queued request's pods, and the group takes no
+	// queued capacity.
+	ReasonNotQueued Reason = "NoQueuedCapacity"
 )
 
 // Reasons found while simulating the group's template node.

@@ -34,6 +34,15 @@ type GroupOptions struct {
 	// and the cloud takes its nodes back: they are drained ahead of it and
 	// the group is not grown once the end is near.
 	CapacityBlockEnd *time.Time `json:"capacityBlockEnd,omitempty"`
+	// QueuedProvisioning marks a group that takes queued capacity (GKE's
+	// flex-start node pools): it grows only for ProvisioningRequests of
+	// the queued class, through the cloud's queue, never for other pods.
+	QueuedProvisioning *bool `json:"queuedProvisioning,omitempty"`
+}
+
+// Queued reports whether g takes queued capacity only.
+func Queued(g *NodeGroup) bool {
+	return g != nil && g.Options != nil && g.Options.QueuedProvisioning != nil && *g.Options.QueuedProvisioning
 }
 
 // ReservedRoom is how many more nodes of g are paid for by its reservation:

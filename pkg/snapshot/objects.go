@@ -40,7 +40,36 @@ type NodeGroup struct {
 	// is node-local with spec.nodeName the template node's name; pools
 	// are renamed per node when nodes are made from the template.
 	TemplateSlices []*resourceapi.ResourceSlice
+	// Queued are the group's requests for queued capacity as the cloud
+	// last listed them (groups with the QueuedProvisioning option).
+	Queued []QueuedRequest
 }
+
+// QueuedRequest is one request for queued capacity: a whole count of
+// nodes that the cloud adds all at once when it has them (GKE's resize
+// requests of a flex-start node pool).
+type QueuedRequest struct {
+	// Name is the request's name in the cloud; gpuscale names the ones it
+	// makes after the ProvisioningRequest they serve.
+	Name  string
+	Count int
+	State QueuedState
+	// Message is the cloud's word on a failed request.
+	Message string
+}
+
+// QueuedState is where a queued request stands.
+type QueuedState string
+
+// Queued request states.
+const (
+	// QueuedWaiting: accepted, waiting for capacity.
+	QueuedWaiting QueuedState = "Waiting"
+	// QueuedProvisioned: the nodes were added to the group.
+	QueuedProvisioned QueuedState = "Provisioned"
+	// QueuedFailed: failed or cancelled; no node was added.
+	QueuedFailed QueuedState = "Failed"
+)
 
 // Instance is one machine of a node group as the cloud sees it.
 type Instance struct {
