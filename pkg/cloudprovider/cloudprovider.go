@@ -8,6 +8,7 @@ package cloudprovider
 import (
 	"context"
 	"errors"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -74,4 +75,17 @@ const (
 // failure once.
 type CreationFailureReporter interface {
 	FailedCreations() []FailedCreations
+}
+
+// QueuedCapacity is a provider whose groups can take queued capacity: a
+// request for a whole count of nodes that the cloud fills all at once
+// when it has them (GKE's resize requests of flex-start node pools, the
+// groups with the queuedprovisioning option).
+type QueuedCapacity interface {
+	// RequestQueued asks for count nodes of group in one request named
+	// name; the cloud deletes them runDuration after they start (0: the
+	// cloud's default). Asking again under a name the cloud holds is not
+	// an error. From then on the group's NodeGroup lists the request in
+	// Queued, and the cloud raises the group's target when it grants it.
+	RequestQueued(ctx context.Context, group, name string, count int, runDuration time.Duration) error
 }

@@ -132,6 +132,9 @@ func (a *liveActuator) stillUnregistered(ctx context.Context, ids []string) ([]s
 }
 
 func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error {
+	if su.Queued != nil {
+		return a.requestQueued(ctx, su)
+	}
 	if n := min(a.spared[su.Group], su.Delta); n > 0 {
 		// The plan lowered the target for instances that were kept:
 		// growing by the full delta would overshoot the target it chose
@@ -158,6 +161,24 @@ func (a *liveActuator) ScaleUp(ctx context.Context, su autoscaler.ScaleUp) error
 	a.log.Info("scaled up", "group", su.Group, "from", su.NewTarget-su.Delta, "to", su.NewTarget, "why", su.Why)
 	a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaledUpGroup,
 		fmt.Sprintf("Scale-up: setting group %s size to %d instead of %d", su.Group, su.NewTarget, su.NewTarget-su.Delta),
+		map[string]string{status.AnnotationNodeGroup: su.Group})
+	return nil
+}
+
+// requestQueued asks the cloud's queue for a ProvisioningRequest's nodes.
+func (a *liveActuator) requestQueued(ctx context.Context, su autoscaler.ScaleUp) error {
+	q, ok := a.cp.(cloudprovider.QueuedCapacity)
+	if !ok {
+		return fmt.Errorf("node group %s: the %s cloud provider takes no queued capacity", su.Group, a.cp.Name())
+	}
+	if err := q.RequestQueued(ctx, su.Group, su.Queued.Name, su.Delta, su.Queued.RunDuration); err != nil {
+		a.metrics.errors.WithLabelValues("cloudProviderError").Inc()
+		return err
+	}
+	a.log.Info("asked for queued capacity", "group", su.Group, "nodes", su.Delta, "request", su.Queued.Name,
+		"runDuration", su.Queued.RunDuration, "why", su.Why)
+	a.events.configMap(a.statusNamespace, a.statusName, v1.EventTypeNormal, status.EventScaledUpGroup,
+		fmt.Sprintf("Scale-up: queued request %s for %d node(s) of group %s", su.Queued.Name, su.Delta, su.Group),
 		map[string]string{status.AnnotationNodeGroup: su.Group})
 	return nil
 }

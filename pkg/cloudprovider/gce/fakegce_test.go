@@ -60,6 +60,8 @@ type fakeMIG struct {
 	zone      string
 	name      string
 	created   int
+	// resizeRequests are the group's queued requests, in insert order.
+	resizeRequests []*compute.InstanceGroupManagerResizeRequest
 }
 
 // fakeCall is one request: method, path below /compute/v1/, the query
@@ -222,6 +224,26 @@ func (f *fakeGCE) serve(w http.ResponseWriter, r *http.Request) {
 			m.delete(req.Instances)
 			writeJSON(w, f.operation(parts[3]))
 		}
+	case "insertResizeRequest":
+		if m := f.mig(w, parts); m != nil {
+			var rr compute.InstanceGroupManagerResizeRequest
+			if err := json.Unmarshal(body, &rr); err != nil || rr.Name == "" || rr.ResizeBy <= 0 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("bad resize request %s: %v", body, err))
+				return
+			}
+			if m.resizeRequest(rr.Name) != nil {
+				writeError(w, http.StatusConflict, "The resource '"+path+"/"+rr.Name+"' already exists")
+				return
+			}
+			rr.State = "ACCEPTED"
+			m.resizeRequests = append(m.resizeRequests, &rr)
+			writeJSON(w, f.operation(parts[3]))
+		}
+	case "listResizeRequests":
+		if m := f.mig(w, parts); m != nil {
+			from, to, next := f.page(len(m.resizeRequests), q.Get("pageToken"))
+			writeJSON(w, &compute.InstanceGroupManagerResizeRequestsListResponse{Items: m.resizeRequests[from:to], NextPageToken: next})
+		}
 	case "wait":
 		f.serveWait(w, parts)
 	case "instanceTemplates":
@@ -253,6 +275,11 @@ func routeKind(method string, p []string) string {
 		return "zones"
 	case method == http.MethodGet && n == 5 && p[4] == "instanceGroupManagers":
 		return "list"
+	case n == 7 && p[4] == "instanceGroupManagers" && p[6] == "resizeRequests":
+		if method == http.MethodPost {
+			return "insertResizeRequest"
+		}
+		return "listResizeRequests"
 	case method == http.MethodPost && n == 7 && p[4] == "instanceGroupManagers":
 		return p[6]
 	case method == http.MethodPost && n == 7 && p[4] == "operations" && p[6] == "wait":
@@ -322,6 +349,24 @@ func (m *fakeMIG) resize(size int64) {
 		m.instances = append(m.instances[:drop], m.instances[drop+1:]...)
 	}
 	m.target = size
+}
+
+// resizeRequest is the group's resize request of that name, nil if none.
+func (m *fakeMIG) resizeRequest(name string) *compute.InstanceGroupManagerResizeRequest {
+	for _, rr := range m.resizeRequests {
+		if rr.Name == name {
+			return rr
+		}
+	}
+	return nil
+}
+
+// grant fills a resize request as Compute Engine does when it has the
+// capacity: all its instances at once, the target raised by as many.
+func (m *fakeMIG) grant(name string) {
+	rr := m.resizeRequest(name)
+	rr.State = "SUCCEEDED"
+	m.resize(m.target + rr.ResizeBy)
 }
 
 func (m *fakeMIG) delete(paths []string) {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -118,6 +119,9 @@ type group struct {
 	instances []snapshot.Instance
 	// options are the group's nodeGroupOptions entry; nil for none.
 	options *snapshot.GroupOptions
+	// queued are the resize requests of a group with queued
+	// provisioning, by name.
+	queued []snapshot.QueuedRequest
 }
 
 // pendingInstance is an instance the MIG is creating.
@@ -267,6 +271,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 			Template: g.node.DeepCopy(), InstanceType: g.shape.MachineType,
 			PricePerHour: g.shape.Price, Spot: g.shape.Spot, TemplateSlices: g.shape.slices(g.node),
 			Instances: append([]snapshot.Instance(nil), g.instances...), InstancesListed: true, Options: g.options,
+			Queued: slices.Clone(g.queued),
 		})
 	}
 	return out

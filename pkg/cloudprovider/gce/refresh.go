@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+
+	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // location is a project and zone whose MIGs are listed together.
@@ -210,6 +212,11 @@ func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*grou
 		}
 		g.pending = append(g.pending, pendingInstance{ref: in, failed: failed})
 	}
+	if snapshot.Queued(&snapshot.NodeGroup{Options: g.options}) {
+		if g.queued, err = p.api.queuedRequests(ctx, c.ref); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(g.instances, func(i, j int) bool { return g.instances[i].ProviderID < g.instances[j].ProviderID })
 	sort.Slice(g.pending, func(i, j int) bool {
 		a, b := g.pending[i], g.pending[j]
@@ -286,7 +293,7 @@ func (p *Provider) applyLocked(l *loaded, start uint64) {
 		// resize) or from after it while the change is still to update
 		// the cache (it would count a deletion twice). The cache is what
 		// the provider did: keep it, and list the group again next time.
-		g.target, g.pending, g.instances = old.target, old.pending, old.instances
+		g.target, g.pending, g.instances, g.queued = old.target, old.pending, old.instances, old.queued
 		raced = true
 	}
 	for id := range p.groups {
