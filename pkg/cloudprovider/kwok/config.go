@@ -43,6 +43,11 @@ type Config struct {
 	// DevicePluginDelay is how long after a Node appears until its GPUs are
 	// allocatable; it registers with none (devicePluginDelay).
 	DevicePluginDelay time.Duration
+	// QueuedDelay is how long a queued request (a group with the
+	// queuedprovisioning option) waits in the cloud's queue before all its
+	// nodes are granted (queuedProvisioningDelay; omitted means at the
+	// next reconcile).
+	QueuedDelay time.Duration
 	// NodeGroups are the groups, in file order.
 	NodeGroups []NodeGroupConfig
 }
@@ -147,6 +152,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DevicePluginDelay < 0 {
 		v.add("devicePluginDelay", "must not be negative, got %s", c.DevicePluginDelay)
+	}
+	if c.QueuedDelay < 0 {
+		v.add("queuedProvisioningDelay", "must not be negative, got %s", c.QueuedDelay)
 	}
 	if len(c.NodeGroups) == 0 {
 		v.add("nodeGroups", "must list at least one node group")

@@ -29,6 +29,7 @@ import (
 type fileConfig struct {
 	ProvisioningDelay *scalar         `json:"provisioningDelay"`
 	DevicePluginDelay *scalar         `json:"devicePluginDelay"`
+	QueuedDelay       *scalar         `json:"queuedProvisioningDelay"`
 	NodeGroups        json.RawMessage `json:"nodeGroups"`
 }
 
@@ -99,6 +100,7 @@ func decode(data []byte) (*Config, []error) {
 	cfg := &Config{
 		ProvisioningDelay: d.duration("provisioningDelay", f.ProvisioningDelay),
 		DevicePluginDelay: d.duration("devicePluginDelay", f.DevicePluginDelay),
+		QueuedDelay:       d.duration("queuedProvisioningDelay", f.QueuedDelay),
 	}
 	var groups []json.RawMessage
 	if d.sequence("nodeGroups", f.NodeGroups, &groups) {

@@ -10,6 +10,7 @@ const (
 	OpIncreaseSize       Operation = "IncreaseSize"
 	OpDecreaseTargetSize Operation = "DecreaseTargetSize"
 	OpDeleteNodes        Operation = "DeleteNodes"
+	OpRequestQueued      Operation = "RequestQueued"
 )
 
 // Faults make the provider fail the way real clouds do, so that tests can

@@ -91,7 +91,9 @@ type Provider struct {
 	// nodeInstances are the registered nodes as instances, by node name.
 	nodeInstances map[string]snapshot.Instance
 	pending       []PendingNode
-	faults        Faults
+	// queued are the queued requests, as last read or written.
+	queued []QueuedRecord
+	faults Faults
 	// failed are the creations Faults.OutOfCapacity failed that
 	// FailedCreations has not reported yet.
 	failed []cloudprovider.FailedCreations
@@ -151,11 +153,11 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	if err := p.listNodesLocked(ctx, nil); err != nil {
 		return err
 	}
-	pending, err := p.store.load(ctx)
+	st, err := p.store.loadState(ctx)
 	if err != nil {
 		return err
 	}
-	p.pending = pending
+	p.pending, p.queued = st.Pending, st.Queued
 	return p.failCreationsLocked(ctx)
 }
 
@@ -199,6 +201,7 @@ func (p *Provider) NodeGroups() []snapshot.NodeGroup {
 		ng := g.snapshotGroup(p.targetLocked(name, p.pending))
 		ng.Instances, ng.InstancesListed = p.instancesLocked(name, now), true
 		ng.Options = g.cfg.Options
+		ng.Queued = p.queuedOfLocked(name)
 		out = append(out, ng)
 	}
 	return out

@@ -38,11 +38,15 @@ func (p *Provider) Reconcile(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
-	pending, err := p.store.load(ctx)
+	st, err := p.store.loadState(ctx)
 	if err != nil {
 		return err
 	}
-	p.pending = pending
+	p.pending, p.queued = st.Pending, st.Queued
+	if err := p.grantQueuedLocked(ctx, now); err != nil {
+		return err
+	}
+	pending := p.pending
 	var errs []error
 	done := map[string]bool{}
 	for _, pn := range pending {

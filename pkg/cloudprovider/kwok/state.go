@@ -22,6 +22,9 @@ const (
 	StateConfigMapName = "gpuscale-kwok-state"
 	// AnnotationPending holds them, as a JSON list of PendingNode.
 	AnnotationPending = "gpuscale.dev/kwok-pending"
+	// AnnotationQueued holds the queued requests, as a JSON list of
+	// QueuedRecord.
+	AnnotationQueued = "gpuscale.dev/kwok-queued"
 )
 
 // PendingNode is a node a scale-up asked for whose Node object does not
@@ -67,38 +70,62 @@ func (s *stateStore) configMaps() interface {
 	return s.client.CoreV1().ConfigMaps(s.namespace)
 }
 
-// load returns the pending creations; none when the ConfigMap is missing.
-func (s *stateStore) load(ctx context.Context) ([]PendingNode, error) {
-	cm, err := s.configMaps().Get(ctx, StateConfigMapName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kwok state: ConfigMap %s/%s: %w", s.namespace, StateConfigMapName, err)
-	}
-	return s.decode(cm)
+// storedState is everything the ConfigMap holds.
+type storedState struct {
+	Pending []PendingNode
+	Queued  []QueuedRecord
 }
 
-func (s *stateStore) decode(cm *v1.ConfigMap) ([]PendingNode, error) {
-	text := cm.Annotations[AnnotationPending]
-	if text == "" {
-		return nil, nil
+// decodeState reads both annotations. A malformed one is refused rather
+// than taken for empty: forgetting entries would shrink targets the
+// autoscaler is counting on, or ask the cloud's queue twice.
+func (s *stateStore) decodeState(cm *v1.ConfigMap) (storedState, error) {
+	var st storedState
+	for _, a := range []struct {
+		key string
+		dst any
+	}{{AnnotationPending, &st.Pending}, {AnnotationQueued, &st.Queued}} {
+		key, dst := a.key, a.dst
+		text := cm.Annotations[key]
+		if text == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(text), dst); err != nil {
+			return storedState{}, fmt.Errorf("kwok state: ConfigMap %s/%s annotation %s: %w", s.namespace, StateConfigMapName, key, err)
+		}
 	}
-	var out []PendingNode
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		// Refuse rather than start from empty: forgetting entries would
-		// shrink targets the autoscaler is counting on.
-		return nil, fmt.Errorf("kwok state: ConfigMap %s/%s annotation %s: %w", s.namespace, StateConfigMapName, AnnotationPending, err)
+	sortPending(st.Pending)
+	sortQueued(st.Queued)
+	return st, nil
+}
+
+// loadState returns what the ConfigMap holds; nothing when it is missing.
+func (s *stateStore) loadState(ctx context.Context) (storedState, error) {
+	cm, err := s.configMaps().Get(ctx, StateConfigMapName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return storedState{}, nil
 	}
-	sortPending(out)
-	return out, nil
+	if err != nil {
+		return storedState{}, fmt.Errorf("kwok state: ConfigMap %s/%s: %w", s.namespace, StateConfigMapName, err)
+	}
+	return s.decodeState(cm)
 }
 
 // update applies change to the stored list and writes the result, retrying
 // on conflicts; change may run more than once and must only read its
 // argument. An error from change is returned as is, without a write.
 func (s *stateStore) update(ctx context.Context, change func([]PendingNode) ([]PendingNode, error)) ([]PendingNode, error) {
-	var result []PendingNode
+	st, err := s.updateState(ctx, func(st *storedState) error {
+		next, err := change(st.Pending)
+		st.Pending = next
+		return err
+	})
+	return st.Pending, err
+}
+
+// updateState is update for both lists at once, in one write.
+func (s *stateStore) updateState(ctx context.Context, change func(*storedState) error) (storedState, error) {
+	var result storedState
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm, err := s.configMaps().Get(ctx, StateConfigMapName, metav1.GetOptions{})
 		create := apierrors.IsNotFound(err)
@@ -111,30 +138,43 @@ func (s *stateStore) update(ctx context.Context, change func([]PendingNode) ([]P
 		case err != nil:
 			return fmt.Errorf("kwok state: ConfigMap %s/%s: %w", s.namespace, StateConfigMapName, err)
 		}
-		current, err := s.decode(cm)
+		current, err := s.decodeState(cm)
 		if err != nil {
 			return err
 		}
-		next, err := change(append([]PendingNode(nil), current...))
-		if err != nil {
+		next := storedState{Pending: append([]PendingNode(nil), current.Pending...), Queued: append([]QueuedRecord(nil), current.Queued...)}
+		if err := change(&next); err != nil {
 			return err
 		}
-		if next == nil {
-			next = []PendingNode{}
+		if next.Pending == nil {
+			next.Pending = []PendingNode{}
 		}
-		sortPending(next)
-		text, err := json.Marshal(next)
-		if err != nil {
-			return err
-		}
+		sortPending(next.Pending)
+		sortQueued(next.Queued)
 		if cm.Annotations == nil {
 			cm.Annotations = map[string]string{}
 		}
-		if cm.Annotations[AnnotationPending] == string(text) && !create {
+		changed := create
+		for _, a := range []struct {
+			key string
+			v   any
+		}{{AnnotationPending, next.Pending}, {AnnotationQueued, next.Queued}} {
+			key, v := a.key, a.v
+			if key == AnnotationQueued && len(next.Queued) == 0 && cm.Annotations[key] == "" {
+				continue
+			}
+			text, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if cm.Annotations[key] != string(text) {
+				cm.Annotations[key], changed = string(text), true
+			}
+		}
+		if !changed {
 			result = next
 			return nil
 		}
-		cm.Annotations[AnnotationPending] = string(text)
 		if create {
 			_, err = s.configMaps().Create(ctx, cm, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
