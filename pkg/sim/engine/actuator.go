@@ -36,6 +36,9 @@ func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarg
 func (a simActuator) DeleteInstances(context.Context, autoscaler.DeleteInstances) error { return nil }
 
 func (a simActuator) ScaleUp(_ context.Context, su autoscaler.ScaleUp) error {
+	if su.Queued != nil {
+		return fmt.Errorf("node group %s: the simulator models no queued capacity", su.Group)
+	}
 	g, err := a.e.cloud.group(su.Group)
 	if err != nil {
 		return err
