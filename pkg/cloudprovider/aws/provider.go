@@ -13,7 +13,8 @@
 // The provider calls only DescribeAutoScalingGroups,
 // DescribeAutoScalingInstances, DescribeLaunchConfigurations,
 // SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
-// ec2:DescribeLaunchTemplateVersions and, where the role allows it,
+// ec2:DescribeLaunchTemplateVersions, ec2:DescribeCapacityReservations (for
+// groups launched into a capacity block) and, where the role allows it,
 // DescribeScalingActivities (activities.go). Throttling and server errors are
 // retried by the SDK's retryer of the clients it is given.
 //
@@ -62,6 +63,9 @@ type AutoScalingAPI interface {
 // implements it.
 type EC2API interface {
 	DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+	// DescribeCapacityReservations reads the end of the capacity blocks
+	// that launch templates target (capacityblock.go).
+	DescribeCapacityReservations(context.Context, *ec2.DescribeCapacityReservationsInput, ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 }
 
 // GroupSpec is one --nodes value: the group's bounds win over the Auto
