@@ -46,15 +46,15 @@ var blockGone = map[ec2types.CapacityReservationState]bool{
 // addCapacityBlockEnds reads the end of each group's capacity block from
 // EC2 (DescribeCapacityReservations, one call per block) and makes it the
 // group's capacityblockend, unless the operator set that option: the tag
-// wins. A call that fails keeps the end read at the previous refresh.
+// wins, and the block is then not looked up. A call that fails keeps the end read at the previous refresh.
 func (p *Provider) addCapacityBlockEnds(ctx context.Context, groups map[string]*group) []error {
 	ends := map[string]time.Time{}
 	errs := map[string]error{}
 	var problems []error
 	for _, name := range sortedKeys(groups) {
 		g := groups[name]
-		if !g.block.set() {
-			continue
+		if !g.block.set() || (g.options != nil && g.options.CapacityBlockEnd != nil) {
+			continue // no block, or the operator's end, which wins
 		}
 		if g.block.reservationID == "" {
 			problems = append(problems, fmt.Errorf("aws: node group %s: launch template targets capacity reservation resource group %s: the capacity block's end is read only for a target reservation id; set the tag %s%s",

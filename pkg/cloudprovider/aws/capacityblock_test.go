@@ -84,6 +84,7 @@ func TestCapacityBlockEndTagWinsOverTheReservation(t *testing.T) {
 	p := newTestProvider(t, f, Options{AutoDiscovery: discoverAll()})
 	p.refresh(t)
 	wantBlockEnd(t, blockEndOf(t, p), time.Date(2026, 1, 3, 10, 0, 0, 0, time.UTC))
+	wantCalls(t, f, "DescribeCapacityReservations")
 }
 
 func TestCapacityBlockEndKeepsTheGroupsOtherOptions(t *testing.T) {
@@ -146,6 +147,21 @@ func TestCapacityBlockByResourceGroupAsksForTheTag(t *testing.T) {
 	}
 	if !problemMentionsAll(p, "gpu-block", arn, "capacityblockend") {
 		t.Errorf("problems %v: want the resource group and the tag named", p.Problems())
+	}
+	wantCalls(t, f, "DescribeCapacityReservations")
+}
+
+// A launch template that targets an On-Demand Capacity Reservation (no
+// capacity-block market type) has no block: its instances outlive the
+// reservation's end, so nothing is read or drained.
+func TestOnDemandCapacityReservationIsNoBlock(t *testing.T) {
+	r := activeBlock("2026-01-03T11:30:00.000Z")
+	r.Type = "default"
+	f := blockFake(t, fakeLT{BlockID: blockID, OnDemandReservation: true}, r)
+	p := newTestProvider(t, f, Options{AutoDiscovery: discoverAll()})
+	p.refresh(t)
+	if got := blockEndOf(t, p); got != nil {
+		t.Errorf("block end %v for an On-Demand Capacity Reservation", got)
 	}
 	wantCalls(t, f, "DescribeCapacityReservations")
 }

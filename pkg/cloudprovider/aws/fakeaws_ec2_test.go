@@ -23,8 +23,11 @@ func blockTemplateData(lt fakeLT) string {
 	if lt.BlockGroupArn != "" {
 		target = "<capacityReservationResourceGroupArn>" + lt.BlockGroupArn + "</capacityReservationResourceGroupArn>"
 	}
-	return "<instanceMarketOptions><marketType>capacity-block</marketType></instanceMarketOptions>" +
-		"<capacityReservationSpecification><capacityReservationTarget>" + target + "</capacityReservationTarget></capacityReservationSpecification>"
+	market := "<instanceMarketOptions><marketType>capacity-block</marketType></instanceMarketOptions>"
+	if lt.OnDemandReservation {
+		market = ""
+	}
+	return market + "<capacityReservationSpecification><capacityReservationTarget>" + target + "</capacityReservationTarget></capacityReservationSpecification>"
 }
 
 // describeCapacityReservations answers by id; like EC2, one unknown id

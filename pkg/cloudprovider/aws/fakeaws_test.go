@@ -98,8 +98,11 @@ type fakeLT struct {
 	VolumeGiB    int
 	Spot         bool
 	// BlockID and BlockGroupArn target a capacity block (market type
-	// capacity-block) by reservation id or resource group.
+	// capacity-block) by reservation id or resource group; with
+	// OnDemandReservation the target has no market type: an On-Demand
+	// Capacity Reservation.
 	BlockID, BlockGroupArn string
+	OnDemandReservation    bool
 }
 
 type fakeLC struct {
