@@ -94,10 +94,21 @@ type Options struct {
 	// (DefaultCallTimeout when 0).
 	CallTimeout time.Duration
 	Prices      Prices
+	// InterruptionQueue, when set, is read at each Refresh
+	// (interruptionqueue.go).
+	InterruptionQueue InterruptionQueue
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the problems of each reload; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// InterruptionQueue is the SQS queue EventBridge sends EC2 interruption
+// events to (--aws-interruption-queue).
+type InterruptionQueue struct {
+	API InterruptionQueueAPI
+	// Queue is the queue's name or URL.
+	Queue string
 }
 
 // Provider implements cloudprovider.CloudProvider over Auto Scaling groups.
@@ -133,10 +144,16 @@ type Provider struct {
 	stale      bool
 	// acts is what the scaling activities told (activities.go).
 	acts activityState
+	// interruptions are the interruption queue's events not yet taken by
+	// Interruptions; queueURLCache the queue's URL once looked up.
+	interruptions []cloudprovider.NodeInterruption
+	queueURLCache string
+	timeout       time.Duration
 }
 
 var (
 	_ cloudprovider.CloudProvider           = (*Provider)(nil)
+	_ cloudprovider.InterruptionReporter    = (*Provider)(nil)
 	_ cloudprovider.CreationFailureReporter = (*Provider)(nil)
 )
 
@@ -164,7 +181,7 @@ func New(opts Options) (*Provider, error) {
 		timeout = DefaultCallTimeout
 	}
 	p := &Provider{
-		as: timedAutoScaling{opts.AutoScaling, timeout}, ec2: timedEC2{opts.EC2, timeout}, opts: opts, clock: opts.Clock, log: opts.Logger,
+		as: timedAutoScaling{opts.AutoScaling, timeout}, ec2: timedEC2{opts.EC2, timeout}, timeout: timeout, opts: opts, clock: opts.Clock, log: opts.Logger,
 		interval: opts.RefreshInterval, groups: map[string]*group{}, owner: map[string]string{},
 		unknown: map[string]bool{}, foreign: map[string]bool{}, registered: map[string]bool{},
 	}
@@ -196,6 +213,7 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	unknown := sortedKeys(p.unknown)
 	p.registered = map[string]bool{}
 	p.mu.Unlock()
+	p.readInterruptionQueue(ctx)
 	if due {
 		if err := p.reload(ctx); err != nil {
 			return err
