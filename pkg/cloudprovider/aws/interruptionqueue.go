@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	neturl "net/url"
 	"sort"
 	"strings"
 
@@ -189,4 +190,24 @@ func (p *Provider) Interruptions() []cloudprovider.NodeInterruption {
 	out := p.interruptions
 	p.interruptions = nil
 	return out
+}
+
+// ValidateQueue checks a --aws-interruption-queue value: an SQS queue
+// name (1 to 80 letters, digits, hyphens and underscores, a FIFO queue's
+// ending in .fifo) or the queue's https URL.
+func ValidateQueue(q string) error {
+	if strings.HasPrefix(q, "https://") || strings.HasPrefix(q, "http://") {
+		u, err := neturl.Parse(q)
+		if err != nil || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return fmt.Errorf("want a queue name or its URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got %q", q)
+		}
+		return nil
+	}
+	name := strings.TrimSuffix(q, ".fifo")
+	if name == "" || len(q) > 80 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) >= 0 {
+		return fmt.Errorf("want a queue name (1 to 80 letters, digits, - and _) or its URL, got %q", q)
+	}
+	return nil
 }

@@ -15,7 +15,9 @@
 // SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
 // ec2:DescribeLaunchTemplateVersions, ec2:DescribeCapacityReservations (for
 // groups launched into a capacity block) and, where the role allows it,
-// DescribeScalingActivities (activities.go). Throttling and server errors are
+// DescribeScalingActivities (activities.go); with an interruption queue,
+// sqs:GetQueueUrl, sqs:ReceiveMessage and sqs:DeleteMessage
+// (interruptionqueue.go). Throttling and server errors are
 // retried by the SDK's retryer of the clients it is given.
 //
 // Bad input never stops the valid groups: a group that does not exist, a
