@@ -1,7 +1,10 @@
 package aws
 
 import (
+	"bytes"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -43,7 +46,14 @@ func TestInterruptionQueueEventsBecomeTaints(t *testing.T) {
 	q := newFakeSQS(t, "gpuscale-interruptions", spotWarning, "not json", rebalance, startedRunning,
 		`{"id":"x","detail-type":"EC2 Spot Instance Interruption Warning","detail":{}}`, stopping, retirement)
 	p := queueProvider(t, q, "gpuscale-interruptions")
+	var logs bytes.Buffer
+	p.log = slog.New(slog.NewTextHandler(&logs, nil))
 	p.refresh(t)
+	for _, id := range []string{"msg-2", "msg-5"} { // "not json", and a warning without instance-id
+		if !strings.Contains(logs.String(), "messageId="+id) {
+			t.Errorf("malformed message %s not logged by its id:\n%s", id, logs.String())
+		}
+	}
 	want := []cloudprovider.NodeInterruption{
 		{InstanceID: "i-0000000000000000a", TaintKey: taintSpotInterruption, Reason: "EC2 spot interruption warning"},
 		{InstanceID: "i-0000000000000000b", TaintKey: taintRebalance, Reason: "EC2 rebalance recommendation"},
