@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 )
 
@@ -111,5 +112,19 @@ func TestInterruptionQueueMissingDoesNotStopRefresh(t *testing.T) {
 	p.refresh(t)
 	if len(p.NodeGroups()) == 0 || len(p.Interruptions()) != 0 {
 		t.Errorf("groups %d, interruptions %v", len(p.NodeGroups()), p.Interruptions())
+	}
+}
+
+// The queue's taints are the core's default interruption signals, so the
+// events are handled without any --interruption-taint.
+func TestInterruptionQueueTaintsAreDefaultSignals(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range autoscaler.DefaultInterruption().Signals {
+		known[s.TaintKey] = true
+	}
+	for _, k := range []string{taintSpotInterruption, taintRebalance, taintTermination} {
+		if !known[k] {
+			t.Errorf("taint %s is not a default interruption signal", k)
+		}
 	}
 }
