@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	awsprovider "github.com/gpuscale/gpuscale/pkg/cloudprovider/aws"
@@ -53,6 +54,14 @@ func newAWSProvider(ctx context.Context, shell ShellOptions, logger *slog.Logger
 	opts := awsprovider.Options{
 		AutoScaling: as, EC2: e, Region: cfg.Region, RefreshInterval: cc.Interval(), CallTimeout: cc.Timeout(),
 		Prices: awsprovider.Prices{OnDemand: cc.Prices, Spot: cc.SpotPrices}, Logger: logger,
+	}
+	if shell.AWSInterruptionQueue != "" {
+		opts.InterruptionQueue = awsprovider.InterruptionQueue{Queue: shell.AWSInterruptionQueue,
+			API: sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+				if cc.SQSEndpoint != "" {
+					o.BaseEndpoint = sdkaws.String(cc.SQSEndpoint)
+				}
+			})}
 	}
 	for _, g := range shell.NodeGroups {
 		opts.Groups = append(opts.Groups, awsprovider.GroupSpec{Name: g.Name, MinSize: g.Min, MaxSize: g.Max})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
+	awsprovider "github.com/gpuscale/gpuscale/pkg/cloudprovider/aws"
 	"github.com/gpuscale/gpuscale/pkg/controller"
 )
 
@@ -37,6 +38,9 @@ type ShellOptions struct {
 	CloudProvider string
 	CloudConfig   string
 	Namespace     string
+	// AWSInterruptionQueue is the SQS queue of EC2 interruption events
+	// (--aws-interruption-queue), empty for none.
+	AWSInterruptionQueue string
 	// NodeGroups are the --nodes values, in flag order.
 	NodeGroups []NodeGroupSpec
 	// AutoDiscovery are the --node-group-auto-discovery values.
@@ -103,6 +107,8 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Kubeconfig, "kubeconfig", s.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
 	fs.StringVar(&s.CloudProvider, "cloud-provider", s.CloudProvider, "Cloud provider type: "+strings.Join(cloudProviders, ", ")+".")
 	fs.StringVar(&s.CloudConfig, "cloud-config", s.CloudConfig, "Path to the cloud provider configuration file; empty for none (kwok then reads the ConfigMap gpuscale-kwok-config).")
+	fs.StringVar(&s.AWSInterruptionQueue, "aws-interruption-queue", s.AWSInterruptionQueue,
+		"With --cloud-provider=aws: the SQS queue (name or URL) EventBridge sends EC2 interruption events to (spot interruption warnings, rebalance recommendations, instance state changes, AWS Health scheduled changes); each event taints its node as the interruption taints do. Empty for none.")
 	fs.StringVar(&s.Namespace, "namespace", s.Namespace, "Namespace the autoscaler runs in: its status ConfigMap, priority-expander ConfigMap and lease live here.")
 	fs.Var(&nodesValue{s}, "nodes", "A node group to manage, as <min>:<max>:<name>. Can be used multiple times.")
 	fs.Var(&discoveryValue{s}, "node-group-auto-discovery",
@@ -148,6 +154,13 @@ func (o *ClusterAutoscalerOptions) Validate() error {
 	for _, d := range s.AutoDiscovery {
 		if p := map[string]string{"asg": "aws", "mig": "gce"}[d.Kind]; p != s.CloudProvider {
 			v.add("node-group-auto-discovery", "%s discovery needs --cloud-provider=%s, not %s, got %q", d.Kind, p, s.CloudProvider, d.Value)
+		}
+	}
+	if q := s.AWSInterruptionQueue; q != "" {
+		if s.CloudProvider != "aws" {
+			v.add("aws-interruption-queue", "needs --cloud-provider=aws, not %s, got %q", s.CloudProvider, q)
+		} else if err := awsprovider.ValidateQueue(q); err != nil {
+			v.add("aws-interruption-queue", "%v", err)
 		}
 	}
 	v.positive("max-pod-eviction-time", s.MaxPodEvictionTime)

@@ -187,6 +187,11 @@ func TestShellMapping(t *testing.T) {
 	if le.Enabled || le.Name != "ca-shard-1" || le.Namespace != "autoscaling" {
 		t.Errorf("leader election = %+v; the lease namespace should follow --namespace", le)
 	}
+	for _, q := range []string{"gpuscale-interruptions", "events.fifo", "https://sqs.us-east-1.amazonaws.com/123456789012/gpuscale-interruptions"} {
+		if got := valid(t, "--cloud-provider=aws", "--aws-interruption-queue="+q).Shell.AWSInterruptionQueue; got != q {
+			t.Errorf("--aws-interruption-queue=%s gives %q", q, got)
+		}
+	}
 	s = valid(t, "--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=gpu-,min=0,max=8",
 		"--leader-elect-resource-namespace=leases").Shell
 	if d := s.AutoDiscovery[0]; d.Kind != "mig" || d.NamePrefix != "gpu-" || d.MinSize != 0 || d.MaxSize != 8 {
@@ -216,6 +221,9 @@ func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"--nodes=-1:2:pool"}, `--nodes: want min:max:name, got "-1:2:pool" (min must not be negative)`},
 		{[]string{"--nodes=1:2:pool", "--nodes=1:3:pool"}, `--nodes: want min:max:name, got "1:3:pool" (node group pool is given twice)`},
 		{[]string{"--cloud-provider=azure"}, `--cloud-provider: unknown provider "azure" (known: aws, gce, kwok)`},
+		{[]string{"--cloud-provider=kwok", "--aws-interruption-queue=q"}, `--aws-interruption-queue: needs --cloud-provider=aws, not kwok, got "q"`},
+		{[]string{"--cloud-provider=aws", "--aws-interruption-queue=my queue"}, `--aws-interruption-queue: want a queue name (1 to 80 letters, digits, - and _) or its URL, got "my queue"`},
+		{[]string{"--cloud-provider=aws", "--aws-interruption-queue=https://sqs.us-east-1.amazonaws.com"}, `--aws-interruption-queue: want a queue name or its URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got "https://sqs.us-east-1.amazonaws.com"`},
 		{[]string{"--cloud-provider=kwok", "--node-group-auto-discovery=asg:tag=a"}, `--node-group-auto-discovery: asg discovery needs --cloud-provider=aws, not kwok, got "asg:tag=a"`},
 		{[]string{"--cloud-provider=aws", "--node-group-auto-discovery=asg:k=v"}, `--node-group-auto-discovery: want asg:tag=`},
 		{[]string{"--cloud-provider=gce", "--node-group-auto-discovery=mig:namePrefix=a,min=3,max=1"}, `got "mig:namePrefix=a,min=3,max=1": want 0 <= min <= max`},

@@ -89,3 +89,22 @@ type QueuedCapacity interface {
 	// Queued, and the cloud raises the group's target when it grants it.
 	RequestQueued(ctx context.Context, group, name string, count int, runDuration time.Duration) error
 }
+
+// NodeInterruption is an instance the cloud said it is taking away.
+type NodeInterruption struct {
+	// InstanceID is the last segment of the node's providerID.
+	InstanceID string
+	// TaintKey is the interruption taint the shell puts on the node, one
+	// of the interruption signals the core knows.
+	TaintKey string
+	// Reason says what the cloud said, for logs and events.
+	Reason string
+}
+
+// InterruptionReporter is implemented by providers that read the cloud's
+// interruption events (the AWS provider's EC2 interruption queue). After
+// each Refresh the shell taints the nodes named: the core then sees them
+// as it sees any interruption taint. A provider reports each event once.
+type InterruptionReporter interface {
+	Interruptions() []NodeInterruption
+}

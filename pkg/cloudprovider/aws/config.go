@@ -33,6 +33,9 @@ type Config struct {
 	// interface endpoints, for example).
 	AutoScalingEndpoint string `json:"autoScalingEndpoint,omitempty"`
 	EC2Endpoint         string `json:"ec2Endpoint,omitempty"`
+	// SQSEndpoint replaces the SDK's SQS endpoint, for the interruption
+	// queue (--aws-interruption-queue).
+	SQSEndpoint string `json:"sqsEndpoint,omitempty"`
 	// Prices are on-demand dollars per hour by instance type; they win over
 	// the built-in table.
 	Prices map[string]float64 `json:"prices,omitempty"`
@@ -84,7 +87,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must not be negative, got %q", f.field, f.v))
 		}
 	}
-	for field, v := range map[string]string{"autoScalingEndpoint": c.AutoScalingEndpoint, "ec2Endpoint": c.EC2Endpoint} {
+	for field, v := range map[string]string{"autoScalingEndpoint": c.AutoScalingEndpoint, "ec2Endpoint": c.EC2Endpoint, "sqsEndpoint": c.SQSEndpoint} {
 		if v == "" {
 			continue
 		}

@@ -27,6 +27,8 @@ func (f *fakeAWS) dispatch(action string, p url.Values) (string, error) {
 		return f.describeLaunchTemplateVersions(p)
 	case "DescribeScalingActivities":
 		return f.describeScalingActivities(p)
+	case "DescribeCapacityReservations":
+		return f.describeCapacityReservations(p)
 	}
 	return "", apiError{"InvalidAction", "the fake does not serve " + action}
 }
@@ -252,6 +254,9 @@ func (f *fakeAWS) describeLaunchTemplateVersions(p url.Values) (string, error) {
 		}
 		if lt.Spot {
 			b.WriteString("<instanceMarketOptions><marketType>spot</marketType></instanceMarketOptions>")
+		}
+		if lt.BlockID != "" || lt.BlockGroupArn != "" {
+			b.WriteString(blockTemplateData(lt))
 		}
 		b.WriteString("</launchTemplateData></item>")
 	}

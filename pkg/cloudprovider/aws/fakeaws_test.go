@@ -97,6 +97,12 @@ type fakeLT struct {
 	InstanceType string
 	VolumeGiB    int
 	Spot         bool
+	// BlockID and BlockGroupArn target a capacity block (market type
+	// capacity-block) by reservation id or resource group; with
+	// OnDemandReservation the target has no market type: an On-Demand
+	// Capacity Reservation.
+	BlockID, BlockGroupArn string
+	OnDemandReservation    bool
 }
 
 type fakeLC struct {
@@ -139,6 +145,8 @@ type fakeAWS struct {
 	// pageSize caps every page, so small fixtures still page.
 	pageSize int
 	requests int
+	// reservations are EC2 capacity reservations by id.
+	reservations map[string]fakeReservation
 }
 
 // fakeActivity is a scaling activity in the shape DescribeScalingActivities
@@ -156,7 +164,8 @@ type fakeActivity struct {
 
 func newFakeAWS(t *testing.T, groups ...fakeASG) *fakeAWS {
 	f := &fakeAWS{t: t, groups: map[string]*fakeASG{}, lcs: map[string]fakeLC{}, failures: map[string][]failure{},
-		activities: map[string][]fakeActivity{}, denied: map[string]bool{}, stalled: map[string]bool{}, quit: make(chan struct{}), pageSize: 100}
+		activities: map[string][]fakeActivity{}, denied: map[string]bool{}, stalled: map[string]bool{}, quit: make(chan struct{}), pageSize: 100,
+		reservations: map[string]fakeReservation{}}
 	for _, g := range groups {
 		f.putGroup(g)
 	}
@@ -251,7 +260,7 @@ func (f *fakeAWS) clients() (*autoscaling.Client, *ec2.Client) {
 	return as, e
 }
 
-var ec2Actions = map[string]bool{"DescribeLaunchTemplateVersions": true}
+var ec2Actions = map[string]bool{"DescribeLaunchTemplateVersions": true, "DescribeCapacityReservations": true}
 
 func (f *fakeAWS) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)

@@ -44,6 +44,10 @@ type group struct {
 	// options are the group's autoscaling-options tags, parsed; nil when
 	// it has none (or a bad one, reported as a problem).
 	options *snapshot.GroupOptions
+	// block is the capacity block the launch template targets, and
+	// blockEnd its end as EC2 gave it (capacityblock.go).
+	block    blockTarget
+	blockEnd *time.Time
 	// launched are launch times of instances, as the group's scaling
 	// activities tell them (activities.go).
 	launched map[string]time.Time
@@ -142,6 +146,7 @@ func (p *Provider) reload(ctx context.Context) error {
 		groups[name] = g
 	}
 	problems = append(problems, p.addTemplates(ctx, groups)...)
+	problems = append(problems, p.addCapacityBlockEnds(ctx, groups)...)
 	p.install(groups, problems)
 	return nil
 }

@@ -77,6 +77,7 @@ type launchData struct {
 	instanceType string
 	ephemeralGiB int64
 	spot         bool
+	block        blockTarget
 }
 
 // addTemplates builds every group's template, fetching each launch
@@ -184,6 +185,7 @@ func (p *Provider) setTemplate(g *group, d launchData) error {
 		return err
 	}
 	g.template, g.templateSlices, g.instanceType, g.price, g.spot = res.node, res.slices, d.instanceType, res.price, d.spot
+	g.block = d.block
 	for _, t := range res.ignored {
 		p.log.Warn("aws node group tag not applied", "group", g.name, "tag", t)
 	}
@@ -199,6 +201,7 @@ func (p *Provider) keepPreviousTemplate(g *group) bool {
 		return false
 	}
 	g.template, g.templateSlices, g.instanceType, g.price, g.spot = old.template, old.templateSlices, old.instanceType, old.price, old.spot
+	g.block = old.block
 	return true
 }
 
@@ -217,7 +220,7 @@ func (p *Provider) describeLaunchTemplate(ctx context.Context, k ltKey) (launchD
 		return launchData{}, fmt.Errorf("DescribeLaunchTemplateVersions %s: no such version", k)
 	}
 	data := out.LaunchTemplateVersions[0].LaunchTemplateData
-	d := launchData{instanceType: string(data.InstanceType)}
+	d := launchData{instanceType: string(data.InstanceType), block: blockTargetOf(data)}
 	for _, m := range data.BlockDeviceMappings {
 		if m.Ebs != nil {
 			d.ephemeralGiB = max(d.ephemeralGiB, int64(ptr.Deref(m.Ebs.VolumeSize, 0)))

@@ -13,8 +13,11 @@
 // The provider calls only DescribeAutoScalingGroups,
 // DescribeAutoScalingInstances, DescribeLaunchConfigurations,
 // SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
-// ec2:DescribeLaunchTemplateVersions and, where the role allows it,
-// DescribeScalingActivities (activities.go). Throttling and server errors are
+// ec2:DescribeLaunchTemplateVersions, ec2:DescribeCapacityReservations (for
+// groups launched into a capacity block) and, where the role allows it,
+// DescribeScalingActivities (activities.go); with an interruption queue,
+// sqs:GetQueueUrl, sqs:ReceiveMessage and sqs:DeleteMessage
+// (interruptionqueue.go). Throttling and server errors are
 // retried by the SDK's retryer of the clients it is given.
 //
 // Bad input never stops the valid groups: a group that does not exist, a
@@ -62,6 +65,9 @@ type AutoScalingAPI interface {
 // implements it.
 type EC2API interface {
 	DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+	// DescribeCapacityReservations reads the end of the capacity blocks
+	// that launch templates target (capacityblock.go).
+	DescribeCapacityReservations(context.Context, *ec2.DescribeCapacityReservationsInput, ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 }
 
 // GroupSpec is one --nodes value: the group's bounds win over the Auto
@@ -90,10 +96,21 @@ type Options struct {
 	// (DefaultCallTimeout when 0).
 	CallTimeout time.Duration
 	Prices      Prices
+	// InterruptionQueue, when set, is read at each Refresh
+	// (interruptionqueue.go).
+	InterruptionQueue InterruptionQueue
 	// Clock defaults to the real clock.
 	Clock clock.PassiveClock
 	// Logger receives the problems of each reload; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// InterruptionQueue is the SQS queue EventBridge sends EC2 interruption
+// events to (--aws-interruption-queue).
+type InterruptionQueue struct {
+	API InterruptionQueueAPI
+	// Queue is the queue's name or URL.
+	Queue string
 }
 
 // Provider implements cloudprovider.CloudProvider over Auto Scaling groups.
@@ -129,10 +146,16 @@ type Provider struct {
 	stale      bool
 	// acts is what the scaling activities told (activities.go).
 	acts activityState
+	// interruptions are the interruption queue's events not yet taken by
+	// Interruptions; queueURLCache the queue's URL once looked up.
+	interruptions []cloudprovider.NodeInterruption
+	queueURLCache string
+	timeout       time.Duration
 }
 
 var (
 	_ cloudprovider.CloudProvider           = (*Provider)(nil)
+	_ cloudprovider.InterruptionReporter    = (*Provider)(nil)
 	_ cloudprovider.CreationFailureReporter = (*Provider)(nil)
 )
 
@@ -160,7 +183,7 @@ func New(opts Options) (*Provider, error) {
 		timeout = DefaultCallTimeout
 	}
 	p := &Provider{
-		as: timedAutoScaling{opts.AutoScaling, timeout}, ec2: timedEC2{opts.EC2, timeout}, opts: opts, clock: opts.Clock, log: opts.Logger,
+		as: timedAutoScaling{opts.AutoScaling, timeout}, ec2: timedEC2{opts.EC2, timeout}, timeout: timeout, opts: opts, clock: opts.Clock, log: opts.Logger,
 		interval: opts.RefreshInterval, groups: map[string]*group{}, owner: map[string]string{},
 		unknown: map[string]bool{}, foreign: map[string]bool{}, registered: map[string]bool{},
 	}
@@ -192,6 +215,7 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	unknown := sortedKeys(p.unknown)
 	p.registered = map[string]bool{}
 	p.mu.Unlock()
+	p.readInterruptionQueue(ctx)
 	if due {
 		if err := p.reload(ctx); err != nil {
 			return err

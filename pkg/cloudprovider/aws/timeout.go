@@ -81,3 +81,9 @@ func (t timedEC2) DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.De
 		return t.api.DescribeLaunchTemplateVersions(ctx, in, o...)
 	})
 }
+
+func (t timedEC2) DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, o ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error) {
+	return within(ctx, t.timeout, func(ctx context.Context) (*ec2.DescribeCapacityReservationsOutput, error) {
+		return t.api.DescribeCapacityReservations(ctx, in, o...)
+	})
+}

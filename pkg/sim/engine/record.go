@@ -62,7 +62,9 @@ type Result struct {
 	Consolidation ConsolidationResult
 	// Interruptions are what the cloud's interruptions cost.
 	Interruptions InterruptionResult
-	Series        Series
+	// GPUFailures are what broken GPUs cost.
+	GPUFailures GPUFailureResult
+	Series      Series
 	// Serving measures each serving Deployment, in scenario order.
 	Serving []ServingResult
 	// Demand is the demand the lower bound packs: Jobs from submission for
@@ -162,6 +164,12 @@ type recorder struct {
 	// lostGPUHours are the Job runs interruptions cost (interruptions.go).
 	interruptions, reclaimedNodes int
 	lostHours, lostGPUHours       float64
+	// brokenNodes counts nodes whose GPUs failed; brokenLost and
+	// brokenLostGPU are the Job runs lost on them, brokenStalled and
+	// brokenStalledGPU the time Job pods sat on them (gpufailure.go).
+	brokenNodes                     int
+	brokenLost, brokenLostGPU       exactHours
+	brokenStalled, brokenStalledGPU exactHours
 }
 
 // init sizes the recorder for the cloud's groups and names the series.
@@ -290,6 +298,7 @@ func (e *Engine) result() *Result {
 		Evictions: r.evictions, Loops: r.loops, Series: r.series, Consolidation: r.consolidation,
 		Interruptions: InterruptionResult{Nodes: r.interruptions, Reclaimed: r.reclaimedNodes,
 			LostPodHours: r.lostHours, LostGPUHours: r.lostGPUHours},
+		GPUFailures: e.gpuFailureResult(),
 	}
 	for i, g := range e.cloud.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,

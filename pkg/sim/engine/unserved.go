@@ -83,7 +83,7 @@ func (e *Engine) unservedResult(res *Result) {
 		}
 		ideal := min(max(e.end-p.submit, 0), p.duration)
 		left := p.remaining
-		if p.node != "" {
+		if p.node != "" && !p.broken { // a pod on broken GPUs does its run again
 			left -= e.end - p.boundAt
 		}
 		if missing := ideal - (p.duration - max(left, 0)); missing > 0 {

@@ -74,6 +74,10 @@ type simPod struct {
 	gen       int
 	// waited: the pod has run (been bound) at least once.
 	waited bool
+	// broken: the GPUs the pod runs on failed at brokenAt; it makes no
+	// progress until it leaves the node (gpufailure.go).
+	broken   bool
+	brokenAt time.Duration
 	// queuedAt is when the pod last joined the scheduling queue: at
 	// submission, or when an eviction sent it back.
 	queuedAt time.Duration
@@ -262,7 +266,11 @@ func (e *Engine) evict(p *simPod) error {
 		return err
 	}
 	e.rec.interrupted(p, ran)
-	e.lostRun(p, node, ran)
+	if p.broken {
+		e.brokenRun(p, ran)
+	} else {
+		e.lostRun(p, node, ran)
+	}
 	if p.remaining -= ran; p.remaining <= 0 {
 		p.remaining = time.Second
 	}

@@ -116,6 +116,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	consolidationRow(runs, row)
 	evictionRows(row)
 	interruptionRow(runs, row)
+	gpuFailureRow(runs, row)
 	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
 	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
 	if err := tw.Flush(); err != nil {

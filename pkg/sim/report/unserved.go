@@ -72,6 +72,21 @@ func interruptionRow(runs []Run, row func(string, func(Run) string)) {
 	}
 }
 
+// gpuFailureRow adds, when GPUs failed in any run, on how many nodes, the
+// Job runs lost on them and the time Job pods sat on them for nothing.
+func gpuFailureRow(runs []Run, row func(string, func(Run) string)) {
+	for _, r := range runs {
+		if r.Result.GPUFailures.Nodes > 0 {
+			row("nodes with broken GPUs / work lost / stalled", func(r Run) string {
+				f := r.Result.GPUFailures
+				return fmt.Sprintf("%d / %.2f pod-h (%.2f GPU-h) / %.2f pod-h (%.2f GPU-h)",
+					f.Nodes, f.LostPodHours, f.LostGPUHours, f.StalledPodHours, f.StalledGPUHours)
+			})
+			return
+		}
+	}
+}
+
 // writeUnservedNotes says, under the table, which runs' bounds count work
 // that never ran and which limits held pods back.
 func writeUnservedNotes(w io.Writer, runs []Run) {
