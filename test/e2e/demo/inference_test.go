@@ -87,11 +87,17 @@ func TestDemoInferenceQuick(t *testing.T) {
 	if !slices.Equal(stepsSeen, demo.InferenceSteps()) {
 		t.Errorf("steps %v, want %v", stepsSeen, demo.InferenceSteps())
 	}
-	if !slices.Equal(res.HPAReplicas, []int32{0, 3, 0}) {
-		t.Errorf("HPA replicas went %v, want 0, 3, 0", res.HPAReplicas)
+	// 0, up to 3, and back to 0 (through whatever the window's
+	// recommendations give on the way down).
+	r := res.HPAReplicas
+	if len(r) < 3 || r[0] != 0 || slices.Max(r) != 3 || r[len(r)-1] != 0 {
+		t.Errorf("HPA replicas went %v, want 0, up to 3, back to 0", r)
 	}
-	if len(res.Nodes.Seen) != 4 || res.Nodes.Seen[0] != warm || len(res.Nodes.Removed) != 4 {
-		t.Errorf("GPU nodes seen %v, removed %v: want the warm node %s first, 3 more, all removed", res.Nodes.Seen, res.Nodes.Removed, warm)
+	seen, removed := slices.Clone(res.Nodes.Seen), slices.Clone(res.Nodes.Removed)
+	slices.Sort(seen)
+	slices.Sort(removed)
+	if len(seen) < 3 || res.Nodes.Seen[0] != warm || !slices.Equal(seen, removed) {
+		t.Errorf("GPU nodes seen %v, removed %v: want the warm node %s first, one for each other replica, all removed", res.Nodes.Seen, res.Nodes.Removed, warm)
 	}
 	for _, line := range []string{"Step 7/7:", "step from-zero done in", "the first replica serves on warm node " + warm} {
 		if !strings.Contains(out.String(), line) {
