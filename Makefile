@@ -34,7 +34,7 @@ PLATFORMS     ?= linux/amd64,linux/arm64
 # .cache/tools, once).
 E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus helm
 
-.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra clean tools cluster-up cluster-down demo dst dst-planted
+.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra clean tools cluster-up cluster-down demo demo-inference dst dst-planted
 
 all: build
 
@@ -102,6 +102,12 @@ cluster-down:
 demo:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuscale ./cmd/gpuscale
 	$(BIN)/gpuscale demo $(DEMO_FLAGS)
+
+## demo-inference: an inference server scaled from and to zero on its queue,
+## with a CapacityBuffer's warm GPU node, on the same local control plane.
+demo-inference:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/gpuscale ./cmd/gpuscale
+	$(BIN)/gpuscale demo --story inference $(DEMO_FLAGS)
 
 parity:
 	cd $(PARITY_DIR) && $(GO) vet ./... && PARITY_CASES=$(PARITY_CASES) $(GO) test -count=1 ./...

@@ -37,6 +37,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		opts.Binary = exe
 	}
+	if opts.Story == "" {
+		opts.Story = StoryGPU
+	}
+	if opts.Story == StoryInference && opts.MaxGPUNodes < inferenceNodes {
+		opts.MaxGPUNodes = inferenceNodes
+	}
 	if opts.Workdir == "" {
 		opts.Workdir = filepath.Join(os.TempDir(), "gpuscale-demo")
 	}
@@ -61,11 +67,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	var w *watcher
 	if err == nil {
-		w = newWatcher(p, time.Now)
+		w = newWatcher(p, time.Now, appOf(opts.Story))
 		err = w.start(s.cluster.Client, stopWatch)
 	}
 	if err == nil {
-		err = (&walk{opts: opts, p: p, w: w, cluster: s.cluster}).run(ctx)
+		if opts.Story == StoryInference {
+			err = (&inferenceWalk{walk: walk{opts: opts, p: p, w: w, cluster: s.cluster}, loadURL: s.loadURL}).run(ctx)
+		} else {
+			err = (&walk{opts: opts, p: p, w: w, cluster: s.cluster}).run(ctx)
+		}
 	}
 	if w != nil {
 		res.Nodes, res.HPAReplicas = w.record()
@@ -76,7 +86,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		p.heading("The walkthrough failed: the last lines of each component's log")
 		p.block(s.logTails())
 	}
-	if err == nil {
+	if err == nil && opts.Story == StoryInference {
+		summarizeInference(p, res)
+	} else if err == nil {
 		summarize(p, res)
 	}
 	if opts.Keep && s.cluster != nil {

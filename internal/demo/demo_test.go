@@ -14,6 +14,7 @@ import (
 	"github.com/gpuscale/gpuscale/examples"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/inferencesim"
 	"github.com/gpuscale/gpuscale/pkg/metricsadapter/config"
 )
 
@@ -45,7 +46,7 @@ func TestSeedObjectsAreTheGuides(t *testing.T) {
 }
 
 func TestKwokConfigIsValidWithTheRequestedBounds(t *testing.T) {
-	cfg, err := kwok.ParseConfig([]byte(renderKwokConfig(2*time.Second, 7*time.Second, 3)))
+	cfg, err := kwok.ParseConfig([]byte(renderKwokConfig(2*time.Second, 7*time.Second, 1, 3)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestHPARowAsKubectlShowsIt(t *testing.T) {
 func TestWatcherCountsGPUNodesAndReplicas(t *testing.T) {
 	var out strings.Builder
 	now := time.Now()
-	w := newWatcher(newPrinter(&out, func() time.Time { return now }), func() time.Time { return now })
+	w := newWatcher(newPrinter(&out, func() time.Time { return now }), func() time.Time { return now }, appName)
 	node := func(name, group string, gpus int64) *v1.Node {
 		return &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kwok.LabelNodeGroup: group}},
@@ -175,10 +176,32 @@ func TestOptionsValidateNamesTheOption(t *testing.T) {
 	o := Quick()
 	o.ScrapeInterval = 0
 	o.MaxGPUNodes = 1
+	o.Story = "llm"
 	err := o.Validate()
-	for _, want := range []string{"ScrapeInterval must be positive, got 0s", "MaxGPUNodes must be at least 2"} {
+	for _, want := range []string{"ScrapeInterval must be positive, got 0s", "MaxGPUNodes must be at least 2",
+		`the story (--story) must be "gpu" or "inference", got "llm"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to contain %q", err, want)
 		}
+	}
+}
+
+// The inference story's HPA can take the model to zero and lift it on the
+// queue: minReplicas 0, External metrics only, the Deployment at 0.
+func TestInferenceObjectsScaleToZeroOnTheQueue(t *testing.T) {
+	d, h := inferenceObjects()
+	if *d.Spec.Replicas != 0 || *h.Spec.MinReplicas != 0 || h.Spec.MaxReplicas != inferenceReplicas {
+		t.Errorf("Deployment at %d, HPA %d..%d; want 0, 0..%d", *d.Spec.Replicas, *h.Spec.MinReplicas, h.Spec.MaxReplicas, inferenceReplicas)
+	}
+	for i, m := range h.Spec.Metrics {
+		if m.Type != autoscalingv2.ExternalMetricSourceType || m.External.Metric.Selector.MatchLabels["model_name"] != inferenceModel {
+			t.Errorf("metric %d: %+v, want External for model %s", i, m, inferenceModel)
+		}
+	}
+	if d.Spec.Template.Labels[inferencesim.DefaultModelLabel] != inferenceModel {
+		t.Errorf("pod labels %v lack the model label inference-sim reads", d.Spec.Template.Labels)
+	}
+	if inferenceReplicas*4 < inferenceRequests || (inferenceReplicas-1)*4 >= inferenceRequests {
+		t.Errorf("%d requests at 4 a replica do not make %d replicas", inferenceRequests, inferenceReplicas)
 	}
 }

@@ -80,7 +80,7 @@ const kwokConfig = `provisioningDelay: %s
 devicePluginDelay: %s
 nodeGroups:
 - name: gpu-a10g
-  minSize: 1
+  minSize: %d
   maxSize: %d
   instanceType: g5.xlarge
   pricePerHour: 1.006
@@ -108,6 +108,6 @@ func seedHPA() (*autoscalingv2.HorizontalPodAutoscaler, error) {
 	return h, nil
 }
 
-func renderKwokConfig(provisioning, devicePlugin time.Duration, maxNodes int) string {
-	return fmt.Sprintf(kwokConfig, provisioning, devicePlugin, maxNodes)
+func renderKwokConfig(provisioning, devicePlugin time.Duration, minNodes, maxNodes int) string {
+	return fmt.Sprintf(kwokConfig, provisioning, devicePlugin, minNodes, maxNodes)
 }

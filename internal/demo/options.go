@@ -47,13 +47,28 @@ const (
 	StepNodeRemoved Step = "node-removed"
 )
 
-// Steps returns the steps in the order they happen.
+// Story names a walkthrough.
+type Story string
+
+// The walkthroughs.
+const (
+	// StoryGPU is the seed's: an HPA on GPU utilization, a GPU node added
+	// and removed.
+	StoryGPU Story = "gpu"
+	// StoryInference is an inference server scaled from and to zero on its
+	// requests, with warm capacity held by a CapacityBuffer (inference.go).
+	StoryInference Story = "inference"
+)
+
+// Steps returns the steps of the seed's walkthrough in the order they happen.
 func Steps() []Step {
 	return []Step{StepDeployed, StepMetricServed, StepHPAApplied, StepScaledOut, StepNodeAdded, StepScaledIn, StepNodeRemoved}
 }
 
 // Options configure Run. Defaults and Quick return complete sets.
 type Options struct {
+	// Story is the walkthrough played (default StoryGPU).
+	Story Story
 	// Out receives the walkthrough: progress, the HPA table, node events.
 	Out io.Writer
 	// Binary is the gpuscale executable run for dcgm-sim, metrics-adapter
@@ -88,7 +103,8 @@ type Options struct {
 	DevicePluginDelay time.Duration
 	// MaxGPUNodes is the GPU group's maxSize (default 2). The walkthrough
 	// needs 2; a larger one shows that the autoscaler orders no duplicate
-	// node while the new node's device plugin starts.
+	// node while the new node's device plugin starts. The inference story
+	// needs 4 (3 replicas and a warm node) and raises a smaller one to 4.
 	MaxGPUNodes int
 	// StepTimeout bounds each step of the walkthrough.
 	StepTimeout time.Duration
@@ -154,6 +170,11 @@ func (o *Options) Validate() error {
 	notNegative("DelayAfterAdd", o.DelayAfterAdd)
 	notNegative("ProvisioningDelay", o.ProvisioningDelay)
 	notNegative("DevicePluginDelay", o.DevicePluginDelay)
+	switch o.Story {
+	case "", StoryGPU, StoryInference:
+	default:
+		errs = append(errs, fmt.Errorf("demo: the story (--story) must be %q or %q, got %q", StoryGPU, StoryInference, o.Story))
+	}
 	if o.MaxGPUNodes < 2 {
 		errs = append(errs, fmt.Errorf("demo: MaxGPUNodes must be at least 2 (the walkthrough runs 2 GPU pods), got %d", o.MaxGPUNodes))
 	}

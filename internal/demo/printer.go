@@ -103,6 +103,20 @@ func hpaTargets(h *autoscalingv2.HorizontalPodAutoscaler) string {
 					current = cm.Current.AverageValue.String()
 				}
 			}
+		case autoscalingv2.ExternalMetricSourceType:
+			if m.External != nil && m.External.Target.AverageValue != nil {
+				target = m.External.Target.AverageValue.String() + " (avg)"
+			}
+			if i < len(h.Status.CurrentMetrics) {
+				if cm := h.Status.CurrentMetrics[i].External; cm != nil && cm.Current.AverageValue != nil {
+					current = cm.Current.AverageValue.String()
+					if cm.Current.AverageValue.Sign() < 0 {
+						// An average over 0 replicas: the controller
+						// divides by zero; the total is what it read.
+						current = "(0 replicas)"
+					}
+				}
+			}
 		default:
 			target = string(m.Type)
 		}

@@ -28,7 +28,11 @@ type stack struct {
 	dir     string // the demo's own files: configuration and logs
 	prom    *localcluster.Prometheus
 	procs   []*localcluster.Process
+	// loadURL is inference-sim's control endpoint (the inference story).
+	loadURL string
 }
+
+func (s *stack) inference() bool { return s.opts.Story == StoryInference }
 
 // start brings up the control plane, dcgm-sim, Prometheus, the metrics
 // adapter and the node autoscaler. On error, what started is still in s
@@ -62,7 +66,11 @@ func (s *stack) start(ctx context.Context) error {
 	s.p.note("cluster %s ready in %s; HPA sync every 5s, downscale stabilization %s", c.Name, time.Since(t0).Round(100*time.Millisecond), s.opts.DownscaleStabilization)
 	s.p.note("export KUBECONFIG=%s  (kubectl: %s)", c.Kubeconfig, filepath.Join(binDir, "kubectl"))
 
-	for _, part := range []func(context.Context, string) error{s.startDCGMSim, s.startAdapter, s.startAutoscaler} {
+	metrics := s.startDCGMSim
+	if s.inference() {
+		metrics = s.startInferenceSim
+	}
+	for _, part := range []func(context.Context, string) error{metrics, s.startAdapter, s.startAutoscaler} {
 		if err := part(ctx, binDir); err != nil {
 			return err
 		}
@@ -100,11 +108,17 @@ func (s *stack) startDCGMSim(ctx context.Context, binDir string) error {
 }
 
 func (s *stack) startAdapter(ctx context.Context, _ string) error {
-	s.p.heading("Starting the metrics adapter (the GPU guide's prometheus-adapter rules, unchanged)")
+	values := examples.GPUUtilizationAdapterValues
+	if s.inference() {
+		values = examples.VLLMAdapterValues
+		s.p.heading("Starting the metrics adapter (examples/metrics-adapter/vllm-values.yaml: custom and external metrics in one process)")
+	} else {
+		s.p.heading("Starting the metrics adapter (the GPU guide's prometheus-adapter rules, unchanged)")
+	}
 	config := filepath.Join(s.dir, "adapter-values.yaml")
-	// The guide's values, verbatim; --prometheus-url points the adapter at
-	// the local Prometheus instead of the values' in-cluster address.
-	if err := os.WriteFile(config, []byte(examples.GPUUtilizationAdapterValues), 0o644); err != nil {
+	// The values, verbatim; --prometheus-url points the adapter at the
+	// local Prometheus instead of the values' in-cluster address.
+	if err := os.WriteFile(config, []byte(values), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	kc := s.cluster.Kubeconfig
@@ -147,19 +161,24 @@ func (s *stack) startAdapter(ctx context.Context, _ string) error {
 }
 
 func (s *stack) startAutoscaler(ctx context.Context, _ string) error {
-	s.p.heading("Starting the node autoscaler (kwok GPU group %s, min 1, max %d; new nodes appear after %s and advertise their GPU %s later)",
-		gpuGroup, s.opts.MaxGPUNodes, s.opts.ProvisioningDelay, s.opts.DevicePluginDelay)
+	minSize, extra := 1, []string(nil)
+	if s.inference() {
+		// No GPU node but what the buffer and the replicas need; buffers on.
+		minSize, extra = 0, []string{"--capacity-buffer-controller-enabled=true", "--capacity-buffer-pod-injection-enabled=true"}
+	}
+	s.p.heading("Starting the node autoscaler (kwok GPU group %s, min %d, max %d; new nodes appear after %s and advertise their GPU %s later)",
+		gpuGroup, minSize, s.opts.MaxGPUNodes, s.opts.ProvisioningDelay, s.opts.DevicePluginDelay)
 	config := filepath.Join(s.dir, "kwok-gpu.yaml")
-	if err := os.WriteFile(config, []byte(renderKwokConfig(s.opts.ProvisioningDelay, s.opts.DevicePluginDelay, s.opts.MaxGPUNodes)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(renderKwokConfig(s.opts.ProvisioningDelay, s.opts.DevicePluginDelay, minSize, s.opts.MaxGPUNodes)), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	proc, err := s.child(ctx, "cluster-autoscaler", "",
-		"cluster-autoscaler", "--kubeconfig="+s.cluster.Kubeconfig,
-		"--cloud-provider=kwok", "--cloud-config="+config, "--namespace=kube-system",
+	args := append([]string{"cluster-autoscaler", "--kubeconfig=" + s.cluster.Kubeconfig,
+		"--cloud-provider=kwok", "--cloud-config=" + config, "--namespace=kube-system",
 		"--leader-elect=false", "--address=127.0.0.1:0",
-		"--scan-interval="+s.opts.ScanInterval.String(),
-		"--scale-down-unneeded-time="+s.opts.UnneededTime.String(),
-		"--scale-down-delay-after-add="+s.opts.DelayAfterAdd.String())
+		"--scan-interval=" + s.opts.ScanInterval.String(),
+		"--scale-down-unneeded-time=" + s.opts.UnneededTime.String(),
+		"--scale-down-delay-after-add=" + s.opts.DelayAfterAdd.String()}, extra...)
+	proc, err := s.child(ctx, "cluster-autoscaler", "", args...)
 	if err != nil {
 		return err
 	}

@@ -30,12 +30,15 @@ type walk struct {
 
 type stepFunc func(ctx context.Context) error
 
+// walkStep is one step: its name, its heading and what it does.
+type walkStep struct {
+	step  Step
+	title string
+	fn    stepFunc
+}
+
 func (k *walk) run(ctx context.Context) error {
-	steps := []struct {
-		step  Step
-		title string
-		fn    stepFunc
-	}{
+	return k.steps(ctx, []walkStep{
 		{StepDeployed, "Deploying gpu-hpa-test (1 replica, 1 nvidia.com/gpu): no GPU node yet, the autoscaler adds the first", k.deploy},
 		{StepMetricServed, "kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/gpu_utilization", k.metric},
 		{StepHPAApplied, "Applying the HPA: average gpu_utilization 30, 1 to 2 replicas", k.applyHPA},
@@ -43,15 +46,22 @@ func (k *walk) run(ctx context.Context) error {
 		{StepNodeAdded, "The second pod waits for a GPU: the autoscaler adds one GPU node", k.nodeAdded},
 		{StepScaledIn, "Stopping the stress (annotation 0): the HPA returns to 1 replica after its stabilization window", k.unstress},
 		{StepNodeRemoved, "The extra GPU node is idle: the autoscaler drains and removes it", k.nodeRemoved},
-	}
+	})
+}
+
+// steps plays steps in order, each within the step timeout, and says how
+// long each took.
+func (k *walk) steps(ctx context.Context, steps []walkStep) error {
 	for i, s := range steps {
 		k.p.heading("Step %d/%d: %s", i+1, len(steps), s.title)
+		t0 := time.Now()
 		sctx, cancel := context.WithTimeout(ctx, k.opts.StepTimeout)
 		err := s.fn(sctx)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("demo: step %s: %w", s.step, err)
 		}
+		k.p.note("step %s done in %s", s.step, time.Since(t0).Round(100*time.Millisecond))
 		if k.opts.AfterStep != nil {
 			if err := k.opts.AfterStep(s.step, k.cluster); err != nil {
 				return fmt.Errorf("demo: after step %s: %w", s.step, err)

@@ -27,6 +27,7 @@ var eventSources = map[string]bool{"cluster-autoscaler": true, "horizontal-pod-a
 // nodes for the summary.
 type watcher struct {
 	p     *printer
+	app   string // the Deployment (and HPA) watched, its pods labelled app=<app>
 	now   func() time.Time
 	since time.Time
 
@@ -44,9 +45,9 @@ type watcher struct {
 	hpaReplicas []int32 // replica counts the HPA went through
 }
 
-func newWatcher(p *printer, now func() time.Time) *watcher {
+func newWatcher(p *printer, now func() time.Time, app string) *watcher {
 	return &watcher{
-		p: p, now: now, since: now(),
+		p: p, app: app, now: now, since: now(),
 		nodesNow: map[string]bool{}, advertised: map[string]bool{}, tainted: map[string]bool{},
 		podState: map[string]string{}, eventsSeen: map[string]bool{},
 	}
@@ -121,7 +122,7 @@ func (w *watcher) node(_, obj any) {
 
 func (w *watcher) pod(_, obj any) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Labels["app"] != appName {
+	if !ok || pod.Labels["app"] != w.app {
 		return
 	}
 	state := "created"
@@ -175,7 +176,7 @@ func eventTime(e *v1.Event) time.Time {
 
 func (w *watcher) hpa(_, obj any) {
 	h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-	if !ok || h.Name != appName {
+	if !ok || h.Name != w.app {
 		return
 	}
 	row := hpaRow(h, w.now())
@@ -191,8 +192,10 @@ func (w *watcher) hpa(_, obj any) {
 		w.p.block(w.hpaTable.header())
 	}
 	w.hpaLast = key
-	// 0 is the status before the HPA's first sync (it never scales to zero).
-	if n := len(w.hpaReplicas); h.Status.CurrentReplicas > 0 && (n == 0 || w.hpaReplicas[n-1] != h.Status.CurrentReplicas) {
+	// Before its first sync an HPA reports 0 replicas and no metric: not
+	// a count it went through (0 with a metric read is scale to zero).
+	synced := h.Status.CurrentReplicas > 0 || len(h.Status.CurrentMetrics) > 0
+	if n := len(w.hpaReplicas); synced && (n == 0 || w.hpaReplicas[n-1] != h.Status.CurrentReplicas) {
 		w.hpaReplicas = append(w.hpaReplicas, h.Status.CurrentReplicas)
 	}
 	w.p.block(w.hpaTable.line(row))
@@ -212,7 +215,7 @@ func (w *watcher) deleted(obj any) {
 			w.p.note("node %s removed from group %s; GPU nodes: %d", o.Name, gpuGroup, len(w.nodesNow))
 		}
 	case *v1.Pod:
-		if o.Labels["app"] == appName {
+		if o.Labels["app"] == w.app {
 			delete(w.podState, o.Name)
 			w.p.note("pod %s deleted", o.Name)
 		}

@@ -24,12 +24,17 @@ type InferenceSimOptions struct {
 	ControlAddress string
 	ModelLabel     string
 	SlotsPerPod    int
+	// PrefillDuration and RequestDuration drive the time-to-first-token
+	// histogram (inferencesim.Options).
+	PrefillDuration time.Duration
+	RequestDuration time.Duration
 }
 
 // NewInferenceSimOptions returns the flags' defaults.
 func NewInferenceSimOptions() *InferenceSimOptions {
 	return &InferenceSimOptions{ListenAddress: ":9402", ControlAddress: "127.0.0.1:9403",
-		ModelLabel: inferencesim.DefaultModelLabel, SlotsPerPod: inferencesim.DefaultSlotsPerPod}
+		ModelLabel: inferencesim.DefaultModelLabel, SlotsPerPod: inferencesim.DefaultSlotsPerPod,
+		PrefillDuration: inferencesim.DefaultPrefillDuration, RequestDuration: inferencesim.DefaultRequestDuration}
 }
 
 // AddFlags defines the flags on fs, with o's values as their defaults.
@@ -40,6 +45,9 @@ func (o *InferenceSimOptions) AddFlags(f *pflag.FlagSet) {
 		"Address of the /load control endpoint, which sets any model's load; loopback by default, empty to turn it off")
 	f.StringVar(&o.ModelLabel, "model-label", o.ModelLabel, "Pod label whose value is the model a pod serves")
 	f.IntVar(&o.SlotsPerPod, "slots-per-pod", o.SlotsPerPod, "Requests one server runs at once (vLLM's max_num_seqs); the rest wait")
+	f.DurationVar(&o.PrefillDuration, "prefill-duration", o.PrefillDuration, "Time to first token of a request that does not queue")
+	f.DurationVar(&o.RequestDuration, "request-duration", o.RequestDuration,
+		"How long a request holds its slot; a queued request waits its turn at slots-per-pod requests per request-duration")
 }
 
 // Validate checks the flags before anything is contacted, reporting every
@@ -51,6 +59,12 @@ func (o *InferenceSimOptions) Validate() error {
 	}
 	if o.SlotsPerPod < 1 {
 		errs = append(errs, fmt.Errorf("--slots-per-pod: must be at least 1, got %d", o.SlotsPerPod))
+	}
+	if o.PrefillDuration <= 0 {
+		errs = append(errs, fmt.Errorf("--prefill-duration: must be positive, got %s", o.PrefillDuration))
+	}
+	if o.RequestDuration <= 0 {
+		errs = append(errs, fmt.Errorf("--request-duration: must be positive, got %s", o.RequestDuration))
 	}
 	errs = append(errs, checkAddresses(o.ListenAddress, o.ControlAddress)...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
@@ -64,7 +78,8 @@ func InferenceSim(ctx context.Context, o *InferenceSimOptions) error {
 	if err != nil {
 		return err
 	}
-	sim, err := inferencesim.New(inferencesim.Options{Client: client, ModelLabel: o.ModelLabel, SlotsPerPod: o.SlotsPerPod})
+	sim, err := inferencesim.New(inferencesim.Options{Client: client, ModelLabel: o.ModelLabel, SlotsPerPod: o.SlotsPerPod,
+		PrefillDuration: o.PrefillDuration, RequestDuration: o.RequestDuration})
 	if err != nil {
 		return err
 	}

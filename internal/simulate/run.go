@@ -325,6 +325,7 @@ func setRequests(s *scenario.Scenario, workload string, reqs []serving.Request) 
 		names = append(names, w.Name)
 		if workload == "" || w.Name == workload {
 			w.Deployment.Serving.Requests = scenario.RequestsFrom(reqs)
+			w.Deployment.Serving.Bursts = nil
 			last := time.Duration(reqs[len(reqs)-1].At*float64(time.Second)) + w.Deployment.Serving.StartAt.Duration
 			if s.Duration.Duration < last+10*time.Minute {
 				s.Duration.Duration = last + 10*time.Minute

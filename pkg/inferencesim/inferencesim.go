@@ -12,6 +12,10 @@
 // queue is a series without a pod label, so a per-model sum sees the same
 // requests whether servers run or not, and an HPA can scale the model from
 // zero on it.
+//
+// Each server also serves vLLM's time-to-first-token histogram: requests
+// begin as slots free up, and each waits for its first token the prefill
+// time after the requests queued on that server ahead of it (ttft.go).
 package inferencesim
 
 import (
@@ -24,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +41,14 @@ const DefaultModelLabel = "inference.gpuscale.dev/model"
 // DefaultSlotsPerPod is how many requests one server runs at once.
 const DefaultSlotsPerPod = 8
 
+// DefaultPrefillDuration and DefaultRequestDuration are the time to the
+// first token of a request that does not queue, and how long a request
+// holds its slot: the order of a short chat turn on an 8B model.
+const (
+	DefaultPrefillDuration = 100 * time.Millisecond
+	DefaultRequestDuration = 10 * time.Second
+)
+
 // Options configure New.
 type Options struct {
 	// Client lists the pods. Required.
@@ -44,6 +57,15 @@ type Options struct {
 	ModelLabel string
 	// SlotsPerPod is the number of requests a pod runs at once (default DefaultSlotsPerPod).
 	SlotsPerPod int
+	// PrefillDuration is a request's time to first token when it does not
+	// queue (default DefaultPrefillDuration).
+	PrefillDuration time.Duration
+	// RequestDuration is how long a request holds its slot, prefill and
+	// decode (default DefaultRequestDuration); with SlotsPerPod it sets a
+	// server's throughput, and so how long its queue takes to drain.
+	RequestDuration time.Duration
+	// Now is the clock the histograms advance on (default time.Now).
+	Now func() time.Time
 }
 
 // Model names one model in one namespace.
@@ -54,6 +76,8 @@ type Simulator struct {
 	opts  Options
 	mu    sync.Mutex
 	loads map[Model]int
+	// ttfts are the servers' histograms, by namespace/pod.
+	ttfts map[string]*ttftHistogram
 }
 
 // New checks o and builds a Simulator.
@@ -70,7 +94,22 @@ func New(o Options) (*Simulator, error) {
 	if o.SlotsPerPod < 0 {
 		return nil, fmt.Errorf("slots per pod: must be positive, got %d", o.SlotsPerPod)
 	}
-	return &Simulator{opts: o, loads: map[Model]int{}}, nil
+	if o.PrefillDuration == 0 {
+		o.PrefillDuration = DefaultPrefillDuration
+	}
+	if o.RequestDuration == 0 {
+		o.RequestDuration = DefaultRequestDuration
+	}
+	if o.PrefillDuration < 0 {
+		return nil, fmt.Errorf("prefill duration: must be positive, got %s", o.PrefillDuration)
+	}
+	if o.RequestDuration < 0 {
+		return nil, fmt.Errorf("request duration: must be positive, got %s", o.RequestDuration)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Simulator{opts: o, loads: map[Model]int{}, ttfts: map[string]*ttftHistogram{}}, nil
 }
 
 // SetLoad sets the requests in the system for a model (running and
@@ -174,7 +213,7 @@ func isReady(p *corev1.Pod) bool {
 // write renders the models in the Prometheus text format, with vLLM's
 // names; every series carries namespace and model_name, a server's also
 // pod (scrape with honor_labels, as a federation endpoint).
-func (s *Simulator) write(w io.Writer, models []modelState) error {
+func (s *Simulator) write(w io.Writer, models []modelState, hists map[string]*ttftHistogram) error {
 	var b strings.Builder
 	gauge := func(name, help string, value func(ps podState) float64, router bool) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -192,6 +231,7 @@ func (s *Simulator) write(w io.Writer, models []modelState) error {
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed (at the router while the model has no server).",
 		func(ps podState) float64 { return float64(ps.waiting) }, true)
 	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(ps podState) float64 { return float64(ps.running) / slots }, false)
+	writeTTFT(&b, models, hists)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -206,7 +246,7 @@ func (s *Simulator) Handler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		_ = s.write(w, models)
+		_ = s.write(w, models, s.observe(models))
 	})
 	return mux
 }

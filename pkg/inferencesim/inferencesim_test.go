@@ -1,9 +1,11 @@
 package inferencesim
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +112,90 @@ func TestControlSetsLoads(t *testing.T) {
 	} {
 		if rec := do("PUT", "/load/llm/llama", body); rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("PUT %s: %d %q, want 400 with %q", body, rec.Code, rec.Body, want)
+		}
+	}
+}
+
+// fakeClock is a clock a test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time      { return c.t }
+func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
+
+// A server's time to first token is its prefill while it has free slots,
+// and grows with the queue in front of it: 16 requests waiting on a full
+// server of 8 slots whose requests take 10 s wait two rounds (20 s) more.
+// Requests begin as slots free, running/10 a second.
+func TestTimeToFirstTokenFollowsTheQueue(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)}
+	s, err := New(Options{Client: fake.NewClientset(server("llama-a", "llama", true)), Now: clock.now,
+		PrefillDuration: 100 * time.Millisecond, RequestDuration: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	llama := Model{"llm", "llama"}
+	const series = `vllm:time_to_first_token_seconds_bucket{model_name="llama",namespace="llm",pod="llama-a",le=`
+	if err := s.SetLoad(llama, 8); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, scrape(t, s), series+`"+Inf"} 0`) // the server is first seen: nothing began yet
+
+	clock.add(10 * time.Second) // 8 running for 10 s: 8 begin, none queued
+	wantLines(t, scrape(t, s),
+		"# TYPE vllm:time_to_first_token_seconds histogram",
+		series+`"0.08"} 0`, series+`"0.1"} 8`, series+`"2560"} 8`, series+`"+Inf"} 8`,
+		`vllm:time_to_first_token_seconds_count{model_name="llama",namespace="llm",pod="llama-a"} 8`)
+
+	if err := s.SetLoad(llama, 24); err != nil { // 8 running, 16 queued
+		t.Fatal(err)
+	}
+	clock.add(5 * time.Second) // 4 begin, each 0.1 + 16*10/8 = 20.1 s
+	body := scrape(t, s)
+	wantLines(t, body, series+`"0.1"} 8`, series+`"20"} 8`, series+`"40"} 12`, series+`"+Inf"} 12`,
+		`vllm:time_to_first_token_seconds_sum{model_name="llama",namespace="llm",pod="llama-a"} 81.2`,
+		`vllm:time_to_first_token_seconds_count{model_name="llama",namespace="llm",pod="llama-a"} 12`)
+
+	clock.add(time.Second) // 0.8 of a request: none begins yet, the fraction is kept
+	wantLines(t, scrape(t, s), series+`"+Inf"} 12`)
+	clock.add(time.Second)
+	wantLines(t, scrape(t, s), series+`"+Inf"} 13`)
+}
+
+// With no server there is no histogram: the router's queue has none, and
+// a server gone starts from zero when it comes back.
+func TestTimeToFirstTokenOnlyForReadyServers(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)}
+	client := fake.NewClientset(server("llama-a", "llama", true))
+	s, err := New(Options{Client: client, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetLoad(Model{"llm", "llama"}, 8); err != nil {
+		t.Fatal(err)
+	}
+	scrape(t, s)
+	clock.add(time.Minute)
+	wantLines(t, scrape(t, s), `vllm:time_to_first_token_seconds_count{model_name="llama",namespace="llm",pod="llama-a"} 48`)
+	if err := client.CoreV1().Pods("llm").Delete(context.Background(), "llama-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clock.add(time.Minute)
+	if body := scrape(t, s); strings.Contains(body, "time_to_first_token_seconds_bucket") {
+		t.Errorf("a histogram without a server:\n%s", body)
+	}
+	if _, err := client.CoreV1().Pods("llm").Create(context.Background(), server("llama-a", "llama", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, scrape(t, s), `vllm:time_to_first_token_seconds_count{model_name="llama",namespace="llm",pod="llama-a"} 0`)
+	for _, o := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Client: client, PrefillDuration: -time.Second}, "prefill duration: must be positive, got -1s"},
+		{Options{Client: client, RequestDuration: -time.Second}, "request duration: must be positive, got -1s"},
+	} {
+		if _, err := New(o.opts); err == nil || err.Error() != o.want {
+			t.Errorf("New: %v, want %q", err, o.want)
 		}
 	}
 }

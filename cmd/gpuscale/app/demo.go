@@ -27,13 +27,21 @@ HPA guide with node autoscaling added:
   stop the stress (load 0)         HPA 0/30 -> 1 replica after its stabilization window
                                    the idle GPU node is drained and removed
 
+--story inference plays an inference server instead: a CapacityBuffer keeps
+one GPU node warm; a vLLM Deployment at 0 replicas with an HPA on the model's
+queue (External metrics from inference-sim through Prometheus and the
+adapter); requests arrive, the HPA scales 0 -> 3, the first replica starts on
+the warm node and the autoscaler adds nodes for the others; the requests
+stop, the HPA returns to 0 and the GPU nodes are removed.
+
 The first run builds the pinned control-plane binaries and Prometheus with
 hack/build-tools.sh (about ten minutes on two cores; run it from the gpuscale
 checkout); later runs take a few minutes. Everything is deleted at the end
 unless --keep. See docs/demo.md.`,
 		Example: `  gpuscale demo
   gpuscale demo --quick          # short windows: about two minutes once built
-  gpuscale demo --keep           # keep it running for kubectl until Ctrl-C`,
+  gpuscale demo --keep           # keep it running for kubectl until Ctrl-C
+  gpuscale demo --story inference --quick`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
@@ -55,7 +63,7 @@ unless --keep. See docs/demo.md.`,
 						set()
 					}
 				}
-				q.Workdir, q.Keep, q.BinDir = opts.Workdir, opts.Keep, opts.BinDir
+				q.Workdir, q.Keep, q.BinDir, q.Story = opts.Workdir, opts.Keep, opts.BinDir, opts.Story
 				opts = q
 			}
 			opts.Out = cmd.OutOrStdout()
@@ -70,6 +78,7 @@ unless --keep. See docs/demo.md.`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar((*string)(&opts.Story), "story", string(demo.StoryGPU), "The walkthrough: gpu (the seed's GPU-utilization HPA) or inference (scale to zero on the model's queue, warm capacity).")
 	f.BoolVar(&quick, "quick", false, "Short windows throughout (scrape 1s, stabilization 10s, unneeded 5s, device plugin 3s); explicit flags still win.")
 	f.BoolVar(&opts.Keep, "keep", false, "After the walkthrough keep everything running (kubeconfig printed) until interrupted.")
 	f.StringVar(&opts.Workdir, "workdir", "", "Directory of the cluster and its logs (default $TMPDIR/gpuscale-demo).")

@@ -15,6 +15,8 @@ func TestInferenceSimRefusesBadFlagsFirst(t *testing.T) {
 		want string
 	}{
 		{[]string{"--slots-per-pod=0"}, `--slots-per-pod: must be at least 1, got 0`},
+		{[]string{"--prefill-duration=0s"}, `--prefill-duration: must be positive, got 0s`},
+		{[]string{"--request-duration=-1s"}, `--request-duration: must be positive, got -1s`},
 		{[]string{"--model-label=not a label"}, `--model-label: not a label key`},
 		{[]string{"--control-address=9403"}, `--control-address: want [host]:port, got "9403"`},
 		{[]string{"--listen-address=localhost"}, `--listen-address: want [host]:port, got "localhost"`},

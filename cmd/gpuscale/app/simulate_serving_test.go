@@ -50,3 +50,23 @@ func TestSimulateServingRequestsAndPolicies(t *testing.T) {
 		t.Errorf("requests for a scenario without serving: %v", err)
 	}
 }
+
+// --requests replaces a serving Deployment's bursts as it replaces its
+// listed requests: the trace's 5 requests are all the batch model gets.
+func TestSimulateRequestsReplaceBursts(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "reqs.csv")
+	if err := os.WriteFile(trace, []byte("s,in,out\n0,100,10\n1,100,10\n2,100,10\n3,100,10\n4,100,10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execute(t, "simulate", "--scenario", examplePath(t, "examples/sim/llm-multi-model-zero.yaml"), "--no-progress",
+		"--requests", trace, "--requests-format", "csv", "--requests-columns", "time=s,input=in,output=out,time-unit=s",
+		"--requests-workload", "batch")
+	if err != nil {
+		t.Fatalf("simulate: %v\n%s", err, out)
+	}
+	for _, want := range []string{"default/batch within SLO (2.000s)", "of 5 (0 refused)", "of 1202 (0 refused)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -122,9 +122,12 @@ func (w *workloadState) utilFor(now time.Duration, ready int) int64 {
 }
 
 // totalFor is what Object and External metrics read at now: the load, in
-// milli-units of the load curve; 0 for a Deployment without one (a serving
-// Deployment's HPA reads its fleet).
+// milli-units of the load curve; for a serving Deployment its requests in
+// flight (scenario.InFlightMetric); 0 for a Deployment without either.
 func (w *workloadState) totalFor(now time.Duration) int64 {
+	if w.serving != nil {
+		return int64(w.serving.inFlight(now)) * 1000
+	}
 	if w.cfg.Deployment.Load == nil {
 		return 0
 	}

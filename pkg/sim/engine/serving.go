@@ -125,6 +125,17 @@ func (w *workloadState) servingMetrics(at time.Duration, metric map[string]hpa.P
 	}
 }
 
+// inFlight is the requests held at the router, waiting and running at
+// now: what scenario.InFlightMetric reads.
+func (s *servingState) inFlight(now time.Duration) int {
+	s.fleet.Advance(seconds(now))
+	n := s.fleet.Held()
+	for _, st := range s.fleet.Replicas() {
+		n += st.Waiting + st.Running
+	}
+	return n
+}
+
 // servingSample counts, for each serving Deployment, its requests without
 // a first token and its replicas serving (Ready, not draining).
 func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {

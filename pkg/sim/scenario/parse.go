@@ -415,11 +415,11 @@ func (d *Deployment) validateHPA(path string, h *autoscalingv2.HorizontalPodAuto
 			if (t.Type != autoscalingv2.ValueMetricType && t.Type != autoscalingv2.AverageValueMetricType) || q == nil || q.Sign() <= 0 {
 				bad(fmt.Sprintf("metrics[%d].external.target", i), "must be a positive Value or AverageValue, got type %q", t.Type)
 			}
-			if d.Load == nil {
-				bad(fmt.Sprintf("metrics[%d].external", i), "an External metric reads the Deployment's load curve, and it has none")
+			if d.Load == nil && d.Serving == nil {
+				bad(fmt.Sprintf("metrics[%d].external", i), "an External metric reads the Deployment's load curve or its requests in flight, and it has neither")
 			}
 		default:
-			bad(fmt.Sprintf("metrics[%d].type", i), "the simulator serves Pods metrics (each pod's utilization) and External metrics (the Deployment's load), got %q", m.Type)
+			bad(fmt.Sprintf("metrics[%d].type", i), "the simulator serves Pods metrics (each pod's utilization) and External metrics (the Deployment's load or requests in flight), got %q", m.Type)
 		}
 	}
 	if d.Serving != nil {

@@ -27,6 +27,9 @@ type Serving struct {
 	// Requests arrive over the run; `gpuscale simulate --requests`
 	// replaces them with a trace.
 	Requests []ServingRequest `json:"requests,omitempty"`
+	// Bursts add requests at a steady pace over a span, for load that
+	// comes and goes without a trace; `--requests` replaces them too.
+	Bursts []ServingBurst `json:"bursts,omitempty"`
 	// StartAt delays every request by this much, so that the Deployment's
 	// first replicas are serving when the trace begins (default 0: a cold
 	// start).
@@ -36,6 +39,16 @@ type Serving struct {
 // ServingRequest is one request: its arrival and its token counts.
 type ServingRequest struct {
 	At     metav1.Duration `json:"at"`
+	Input  int64           `json:"input"`
+	Output int64           `json:"output"`
+}
+
+// ServingBurst is a span of requests, one every Every from At for For
+// (the first at At), each of Input and Output tokens.
+type ServingBurst struct {
+	At     metav1.Duration `json:"at"`
+	For    metav1.Duration `json:"for"`
+	Every  metav1.Duration `json:"every"`
 	Input  int64           `json:"input"`
 	Output int64           `json:"output"`
 }
@@ -52,17 +65,43 @@ const (
 	// GPUUtilizationMetric is the percent of the last sync period during
 	// which the pod's GPU prefilled or decoded (DCGM's GPU utilization).
 	GPUUtilizationMetric = "gpu_utilization"
+	// InFlightMetric is the External metric of a serving Deployment: its
+	// requests held at the router, waiting and running, summed over the
+	// model (vLLM's waiting plus running requests, with the router's
+	// queue). It reads the requests at 0 replicas too, so an HPA can scale
+	// the model from zero on it, and does not fall as replicas take the
+	// requests, so the replicas that serve them stay.
+	InFlightMetric = "requests_in_flight"
 )
 
 // Profile is the calibrated replica profile.
 func (s *Serving) Profile() (serving.Profile, error) { return serving.Lookup(s.GPU, s.Model) }
 
-// ServingRequests are the requests as the serving model takes them.
+// ServingRequests are the requests and the bursts' requests as the
+// serving model takes them, by arrival (a stable sort: the listed requests
+// first at a tie).
 func (s *Serving) ServingRequests() []serving.Request {
-	out := make([]serving.Request, len(s.Requests))
-	for i, r := range s.Requests {
-		out[i] = serving.Request{At: (r.At.Duration + s.StartAt.Duration).Seconds(), InputTokens: r.Input, OutputTokens: r.Output}
+	out := make([]serving.Request, 0, len(s.Requests))
+	for _, r := range s.Requests {
+		out = append(out, serving.Request{At: (r.At.Duration + s.StartAt.Duration).Seconds(), InputTokens: r.Input, OutputTokens: r.Output})
 	}
+	for _, b := range s.Bursts {
+		if b.Every.Duration <= 0 {
+			continue // refused by validate
+		}
+		for at := b.At.Duration; at <= b.At.Duration+b.For.Duration; at += b.Every.Duration {
+			out = append(out, serving.Request{At: (at + s.StartAt.Duration).Seconds(), InputTokens: b.Input, OutputTokens: b.Output})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b serving.Request) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
+		}
+		return 0
+	})
 	return out
 }
 
@@ -91,6 +130,19 @@ func (s *Serving) validate(path string, d *Deployment) []error {
 	}
 	if d.Load != nil {
 		bad("load", "a serving Deployment's load is its requests, not a curve")
+	}
+	for i, b := range s.Bursts {
+		f := fmt.Sprintf("bursts[%d]", i)
+		switch {
+		case b.At.Duration < 0:
+			bad(f+".at", "must not be negative, got %s", b.At.Duration)
+		case b.For.Duration < 0:
+			bad(f+".for", "must not be negative, got %s", b.For.Duration)
+		case b.Every.Duration <= 0:
+			bad(f+".every", "must be positive, got %s", b.Every.Duration)
+		case b.Input < 0 || b.Output < 0:
+			bad(f, "token counts must not be negative, got input %d, output %d", b.Input, b.Output)
+		}
 	}
 	for i, r := range s.Requests {
 		switch {
@@ -137,6 +189,10 @@ func servingMetrics(path string, h *autoscalingv2.HorizontalPodAutoscalerSpec) [
 			m.Pods.Metric.Name != QueueDepthMetric && m.Pods.Metric.Name != GPUUtilizationMetric {
 			errs = append(errs, fmt.Errorf("%s.metrics[%d].pods.metric.name: a serving pod reports %s or %s, got %q",
 				path, i, QueueDepthMetric, GPUUtilizationMetric, m.Pods.Metric.Name))
+		}
+		if m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil && m.External.Metric.Name != InFlightMetric {
+			errs = append(errs, fmt.Errorf("%s.metrics[%d].external.metric.name: a serving Deployment's External metric is %s, got %q",
+				path, i, InFlightMetric, m.External.Metric.Name))
 		}
 	}
 	return errs

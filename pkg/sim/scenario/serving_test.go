@@ -1,9 +1,12 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const servingScenario = `
@@ -49,6 +52,17 @@ func TestServingScenarioParses(t *testing.T) {
 	if back := RequestsFrom(reqs); back[1] != sv.Requests[1] {
 		t.Errorf("round trip %+v, want %+v", back[1], sv.Requests[1])
 	}
+	// A burst adds a request every 20s from 0s to 1m, the first at 0s,
+	// merged with the listed ones by arrival.
+	sv.Bursts = []ServingBurst{{At: metav1.Duration{}, For: metav1.Duration{Duration: time.Minute}, Every: metav1.Duration{Duration: 20 * time.Second}, Input: 5, Output: 1}}
+	var at []float64
+	for _, r := range sv.ServingRequests() {
+		at = append(at, r.At)
+	}
+	if want := []float64{0, 0, 1, 20, 40, 60}; !slices.Equal(at, want) {
+		t.Errorf("with a burst: arrivals %v, want %v", at, want)
+	}
+	sv.Bursts = nil
 	sv.StartAt.Duration = 90 * time.Second
 	if reqs := sv.ServingRequests(); reqs[0].At != 90 || reqs[1].At != 91 {
 		t.Errorf("with startAt 90s: arrivals %g and %g, want 90 and 91", reqs[0].At, reqs[1].At)
@@ -66,6 +80,12 @@ func TestServingScenarioNamesTheField(t *testing.T) {
 		{"output: 20}", "output: -20}", "workloads[0].deployment.serving.requests[1]: token counts must not be negative, got input 200, output -20"},
 		{"name: queue_depth", "name: vllm_waiting", `workloads[0].deployment.hpa.metrics[0].pods.metric.name: a serving pod reports queue_depth or gpu_utilization, got "vllm_waiting"`},
 		{"name: gpu_utilization", "name: duty", `workloads[0].deployment.policies.gpu-utilization.metrics[0].pods.metric.name: a serving pod reports`},
+		{"requests: [{at: 0s", "bursts: [{at: 0s, for: 1m, every: 0s, input: 1, output: 1}]\n      requests: [{at: 0s", "workloads[0].deployment.serving.bursts[0].every: must be positive, got 0s"},
+		{"requests: [{at: 0s", "bursts: [{at: 0s, for: -1m, every: 1s, input: 1, output: 1}]\n      requests: [{at: 0s", "workloads[0].deployment.serving.bursts[0].for: must not be negative, got -1m0s"},
+		{"requests: [{at: 0s", "bursts: [{at: 0s, for: 1m, every: 1s, input: -1, output: 1}]\n      requests: [{at: 0s", "workloads[0].deployment.serving.bursts[0]: token counts must not be negative, got input -1, output 1"},
+		{"metrics: [{type: Pods, pods: {metric: {name: queue_depth}, target: {type: AverageValue, averageValue: \"4\"}}}]",
+			"metrics: [{type: External, external: {metric: {name: vllm_waiting}, target: {type: AverageValue, averageValue: \"4\"}}}]",
+			`workloads[0].deployment.hpa.metrics[0].external.metric.name: a serving Deployment's External metric is requests_in_flight, got "vllm_waiting"`},
 		{"    serving:\n", "    load: {capacityPerPod: 1, points: [{at: 0s, value: 1}]}\n    serving:\n", "workloads[0].deployment.serving.load: a serving Deployment's load is its requests, not a curve"},
 	} {
 		in := strings.Replace(servingScenario, c.from, c.to, 1)
