@@ -41,6 +41,10 @@ func TestPredictRampLooksAhead(t *testing.T) {
 	if f.Value < ahead*0.95 {
 		t.Fatalf("ramp: forecast %v, demand one lead ahead %v (now %v)", f.Value, ahead, now)
 	}
+	// The trend alone, without the error headroom, already looks ahead.
+	if f.Point < ahead*0.9 {
+		t.Fatalf("ramp: point forecast %v, demand one lead ahead %v (now %v)", f.Point, ahead, now)
+	}
 	if f.Value > ahead*1.2 {
 		t.Fatalf("ramp: forecast %v far above demand one lead ahead %v", f.Value, ahead)
 	}
