@@ -113,10 +113,10 @@ func (t claimTracker) GatherAllocatedState() (*structured.AllocatedState, error)
 func (claimTracker) SignalClaimPendingAllocation(types.UID, *resourceapi.ResourceClaim) error {
 	return nil
 }
-func (claimTracker) ClaimHasPendingAllocation(types.UID) bool                 { return false }
-func (claimTracker) RemoveClaimPendingAllocation(types.UID) bool              { return false }
-func (claimTracker) AssumeClaimAfterAPICall(*resourceapi.ResourceClaim) error { return nil }
-func (claimTracker) AssumedClaimRestore(string, string)                       {}
+func (claimTracker) GetPendingAllocation(types.UID) *resourceapi.AllocationResult { return nil }
+func (claimTracker) MaybeRemoveClaimPendingAllocation(types.UID, bool) bool       { return false }
+func (claimTracker) AssumeClaimAfterAPICall(*resourceapi.ResourceClaim) error     { return nil }
+func (claimTracker) AssumedClaimRestore(string, string)                           {}
 
 // noExtendedResources: DRAExtendedResource is off by default in 1.35.
 type noExtendedResources struct{}
