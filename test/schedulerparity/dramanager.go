@@ -118,7 +118,8 @@ func (claimTracker) MaybeRemoveClaimPendingAllocation(types.UID, bool) bool     
 func (claimTracker) AssumeClaimAfterAPICall(*resourceapi.ResourceClaim) error     { return nil }
 func (claimTracker) AssumedClaimRestore(string, string)                           {}
 
-// noExtendedResources: DRAExtendedResource is off by default in 1.35.
+// noExtendedResources: DRAExtendedResource is off, as gpuscale models it
+// (on by default from 1.37; docs/predicates.md says what that changes).
 type noExtendedResources struct{}
 
 func (noExtendedResources) GetDeviceClass(v1.ResourceName) *resourceapi.DeviceClass { return nil }
