@@ -263,7 +263,7 @@ func TestRequestAllOverSharedCountersIsRefused(t *testing.T) {
 	pc, err := predicates.New(s).Prepare(builder.Pod("p").ResourceClaim("every").Build())
 	mustOK(t, err)
 	if r := pc.Check(s.Node("n")); r.Reason != predicates.ReasonCannotAllocate {
-		t.Errorf("check = %v, want %v: three partitions overdraw the shared counters", r, predicates.ReasonCannotAllocate)
+		t.Errorf("check = %v, want ReasonCannotAllocate: three partitions overdraw the shared counters", r)
 	}
 }
 
