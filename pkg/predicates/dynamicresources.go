@@ -343,10 +343,12 @@ func (pc *PodCheck) Place(pi *snapshot.PodInfo, ni *snapshot.NodeInfo) error {
 }
 
 // allocateRecovering runs the allocator and turns a panic into an error:
-// the v0.35.4 allocator dereferences a nil pool when a request for all
-// devices (allocationMode All) meets devices that consume counters
-// (DRAPartitionableDevices). kube-scheduler crashes there; the autoscaler
-// must not, so such a claim fails with the reason.
+// the v0.35 allocator dereferenced a nil pool when a request for all
+// devices (allocationMode All) met devices that consume counters
+// (DRAPartitionableDevices), and kube-scheduler crashed there. v0.37
+// refuses that claim instead, but the allocator is upstream code that sees
+// every claim in the cluster: the autoscaler must not crash on its next
+// bug, so a panic fails the claim with the reason.
 func allocateRecovering(ctx context.Context, alloc structured.Allocator, ni *snapshot.NodeInfo,
 	claims []*resourceapi.ResourceClaim) (res []resourceapi.AllocationResult, err error) {
 	defer func() {

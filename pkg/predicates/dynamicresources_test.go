@@ -241,10 +241,11 @@ func partitionCounters() []resourceapi.CounterSet {
 		"memory-slices": {Value: resource.MustParse("8")}}}}
 }
 
-// TestAllocatorPanicIsAReason: the v0.35.4 allocator panics on a request
-// for all devices over devices that consume counters; the check says so
-// instead of crashing the autoscaler.
-func TestAllocatorPanicIsAReason(t *testing.T) {
+// TestRequestAllOverSharedCountersIsRefused: a request for all three 4g
+// partitions of one GPU needs twelve of its eight memory slices. The v0.35
+// allocator panicked here (a nil pool); from v0.37 it refuses the claim, so
+// the node is reported as having no matching free devices.
+func TestRequestAllOverSharedCountersIsRefused(t *testing.T) {
 	s := snapshot.New()
 	mustOK(t, s.AddNode(builder.Node("n").Build()))
 	devices := builder.NodeSlice("n", nvidia, partitionDevices()...)
@@ -261,9 +262,8 @@ func TestAllocatorPanicIsAReason(t *testing.T) {
 	s.SetDRAFeatures(f)
 	pc, err := predicates.New(s).Prepare(builder.Pod("p").ResourceClaim("every").Build())
 	mustOK(t, err)
-	r := pc.Check(s.Node("n"))
-	if r.Reason != predicates.ReasonInvalidClaim || !strings.Contains(r.String(), "structured allocator failed") || !strings.Contains(r.String(), "nil pointer") {
-		t.Errorf("check = %v", r)
+	if r := pc.Check(s.Node("n")); r.Reason != predicates.ReasonCannotAllocate {
+		t.Errorf("check = %v, want ReasonCannotAllocate: three partitions overdraw the shared counters", r)
 	}
 }
 

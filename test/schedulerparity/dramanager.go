@@ -113,12 +113,13 @@ func (t claimTracker) GatherAllocatedState() (*structured.AllocatedState, error)
 func (claimTracker) SignalClaimPendingAllocation(types.UID, *resourceapi.ResourceClaim) error {
 	return nil
 }
-func (claimTracker) ClaimHasPendingAllocation(types.UID) bool                 { return false }
-func (claimTracker) RemoveClaimPendingAllocation(types.UID) bool              { return false }
-func (claimTracker) AssumeClaimAfterAPICall(*resourceapi.ResourceClaim) error { return nil }
-func (claimTracker) AssumedClaimRestore(string, string)                       {}
+func (claimTracker) GetPendingAllocation(types.UID) *resourceapi.AllocationResult { return nil }
+func (claimTracker) MaybeRemoveClaimPendingAllocation(types.UID, bool) bool       { return false }
+func (claimTracker) AssumeClaimAfterAPICall(*resourceapi.ResourceClaim) error     { return nil }
+func (claimTracker) AssumedClaimRestore(string, string)                           {}
 
-// noExtendedResources: DRAExtendedResource is off by default in 1.35.
+// noExtendedResources: DRAExtendedResource is off, as gpuscale models it
+// (on by default from 1.37; docs/predicates.md says what that changes).
 type noExtendedResources struct{}
 
 func (noExtendedResources) GetDeviceClass(v1.ResourceName) *resourceapi.DeviceClass { return nil }

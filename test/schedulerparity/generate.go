@@ -73,7 +73,7 @@ func ptr[T any](v T) *T { return &v }
 type gen struct {
 	r *rand.Rand
 	// partitionable publishes GPUs as partitionable devices (the
-	// DRAPartitionableDevices feature gate, off by default in 1.35).
+	// DRAPartitionableDevices feature gate, off by default up to 1.37).
 	partitionable bool
 }
 

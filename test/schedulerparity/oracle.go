@@ -1,5 +1,5 @@
 // Package schedulerparity is a test-only harness that asks the real
-// kube-scheduler (v1.35.4) which nodes a pending pod fits on, so that
+// kube-scheduler (v1.37.2) which nodes a pending pod fits on, so that
 // gpuscale's own predicates can be checked against it on random clusters.
 //
 // It lives in its own Go module because k8s.io/kubernetes is not meant to be

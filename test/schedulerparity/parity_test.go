@@ -38,7 +38,7 @@ func TestParityWithKubeScheduler(t *testing.T) {
 }
 
 // TestParityPartitionableDevices runs a quarter of the cases with the
-// DRAPartitionableDevices feature gate on (alpha, off by default in 1.35)
+// DRAPartitionableDevices feature gate on (alpha, off by default up to 1.37)
 // on both sides: GPUs published with partitions that draw on shared
 // counters.
 func TestParityPartitionableDevices(t *testing.T) {
