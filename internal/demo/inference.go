@@ -304,17 +304,7 @@ func (k *inferenceWalk) setRequests(ctx context.Context, n int) error {
 
 // appPods lists the model's pods that are not terminating.
 func (k *inferenceWalk) appPods(ctx context.Context) ([]v1.Pod, error) {
-	l, err := k.cluster.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + inferenceApp})
-	if err != nil {
-		return nil, err
-	}
-	var out []v1.Pod
-	for _, p := range l.Items {
-		if p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return livePods(ctx, k.cluster, inferenceApp)
 }
 
 // inferencePod is one replica of the model: one GPU.

@@ -226,7 +226,13 @@ func (k *walk) setLoad(ctx context.Context, pod, util string) error {
 
 // pods lists the Deployment's pods that are not terminating.
 func (k *walk) pods(ctx context.Context) ([]v1.Pod, error) {
-	l, err := k.cluster.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appName})
+	return livePods(ctx, k.cluster, appName)
+}
+
+// livePods lists the demo namespace's pods labelled app=app that are not
+// terminating.
+func livePods(ctx context.Context, c *localcluster.Cluster, app string) ([]v1.Pod, error) {
+	l, err := c.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		return nil, err
 	}

@@ -31,37 +31,7 @@ func TestProvisioningRequestAllOrNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	tmpl := &v1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: "default"},
-		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "trainer"}}, Spec: wholeGPUNodePod()}}
-	if _, err := c.Client.CoreV1().PodTemplates("default").Create(ctx, tmpl, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	req := &pr.ProvisioningRequest{
-		TypeMeta:   metav1.TypeMeta{APIVersion: pr.Group + "/" + pr.Version, Kind: pr.Kind},
-		ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "default"},
-		Spec: pr.Spec{ProvisioningClassName: pr.ClassBestEffortAtomicScaleUp,
-			PodSets: []pr.PodSet{{PodTemplateRef: pr.Reference{Name: "trainer"}, Count: 4}}},
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	requests := dyn.Resource(pr.GroupVersionResource()).Namespace("default")
-	if _, err := requests.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cond := func(typ string) *metav1.Condition {
-		u, err := requests.Get(ctx, "train", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got pr.ProvisioningRequest
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &got); err != nil {
-			t.Fatal(err)
-		}
-		return got.Condition(typ)
-	}
+	cond := createRequest(t, c, dyn, "train", "trainer", pr.ClassBestEffortAtomicScaleUp, nil, 4)
 	count := func() int { return len(groupNodes(t, c.Client, "gpu")) }
 	o := fastOptions()
 	o.Dynamic = dyn
@@ -95,15 +65,7 @@ func TestProvisioningRequestAllOrNothing(t *testing.T) {
 		t.Errorf("Provisioned=True reason %s, want %s", p.Reason, pr.ReasonCapacityIsProvisioned)
 	}
 	eventually(t, 60*time.Second, "4 GPU nodes", func() bool { return count() == 4 })
-	for i := 0; i < 4; i++ {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("trainer-%d", i), Namespace: "default",
-			Labels:      map[string]string{"app": "trainer"},
-			Annotations: map[string]string{pr.AnnotationConsume: "train", pr.AnnotationClass: pr.ClassBestEffortAtomicScaleUp}},
-			Spec: wholeGPUNodePod()}
-		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	consumingPods(t, c, "train", "trainer", pr.ClassBestEffortAtomicScaleUp, 4)
 	eventually(t, 60*time.Second, "the 4 consuming pods to run", func() bool { return runningPods(t, c.Client, "trainer") == 4 })
 	if peak := maxDuring(4*time.Second, count); peak != 4 {
 		t.Fatalf("GPU nodes peaked at %d for the gang of 4, want exactly 4", peak)
@@ -112,6 +74,59 @@ func TestProvisioningRequestAllOrNothing(t *testing.T) {
 		b := cond(pr.BookingExpired)
 		return b != nil && b.Status == metav1.ConditionTrue && b.Reason == pr.ReasonCapacityBookingConsumed
 	})
+}
+
+// createRequest creates a PodTemplate named app (pods labelled app=app,
+// each filling a whole GPU node) and a ProvisioningRequest name of count
+// of its pods, and returns a reader of the request's conditions.
+func createRequest(t *testing.T, c *cluster.Cluster, dyn dynamic.Interface, name, app, class string, params map[string]string,
+	count int32) func(typ string) *metav1.Condition {
+	t.Helper()
+	ctx := context.Background()
+	tmpl := &v1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "default"},
+		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}}, Spec: wholeGPUNodePod()}}
+	if _, err := c.Client.CoreV1().PodTemplates("default").Create(ctx, tmpl, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req := &pr.ProvisioningRequest{
+		TypeMeta:   metav1.TypeMeta{APIVersion: pr.Group + "/" + pr.Version, Kind: pr.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: pr.Spec{ProvisioningClassName: class, Parameters: params,
+			PodSets: []pr.PodSet{{PodTemplateRef: pr.Reference{Name: app}, Count: count}}},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := dyn.Resource(pr.GroupVersionResource()).Namespace("default")
+	if _, err := requests.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func(typ string) *metav1.Condition {
+		u, err := requests.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got pr.ProvisioningRequest
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Condition(typ)
+	}
+}
+
+// consumingPods creates count pods of app that consume the request name.
+func consumingPods(t *testing.T, c *cluster.Cluster, name, app, class string, count int) {
+	t.Helper()
+	for i := 0; i < count; i++ {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", app, i), Namespace: "default",
+			Labels:      map[string]string{"app": app},
+			Annotations: map[string]string{pr.AnnotationConsume: name, pr.AnnotationClass: class}},
+			Spec: wholeGPUNodePod()}
+		if _, err := c.Client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // wholeGPUNodePod asks for a g5.xlarge's one GPU and most of its CPU.

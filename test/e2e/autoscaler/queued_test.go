@@ -1,16 +1,12 @@
 package autoscaler_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider/kwok"
@@ -29,38 +25,8 @@ func TestQueuedProvisioningRequestWaitsForTheQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	tmpl := &v1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "flex-trainer", Namespace: "default"},
-		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "flex-trainer"}}, Spec: wholeGPUNodePod()}}
-	if _, err := c.Client.CoreV1().PodTemplates("default").Create(ctx, tmpl, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	req := &pr.ProvisioningRequest{
-		TypeMeta:   metav1.TypeMeta{APIVersion: pr.Group + "/" + pr.Version, Kind: pr.Kind},
-		ObjectMeta: metav1.ObjectMeta{Name: "flex-train", Namespace: "default"},
-		Spec: pr.Spec{ProvisioningClassName: pr.ClassQueuedProvisioning,
-			Parameters: map[string]string{pr.ParamMaxRunDurationSeconds: "3600"},
-			PodSets:    []pr.PodSet{{PodTemplateRef: pr.Reference{Name: "flex-trainer"}, Count: 2}}},
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	requests := dyn.Resource(pr.GroupVersionResource()).Namespace("default")
-	if _, err := requests.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cond := func(typ string) *metav1.Condition {
-		u, err := requests.Get(ctx, "flex-train", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got pr.ProvisioningRequest
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &got); err != nil {
-			t.Fatal(err)
-		}
-		return got.Condition(typ)
-	}
+	cond := createRequest(t, c, dyn, "flex-train", "flex-trainer", pr.ClassQueuedProvisioning,
+		map[string]string{pr.ParamMaxRunDurationSeconds: "3600"}, 2)
 	nodes := func() int { return len(groupNodes(t, c.Client, "flex")) + len(groupNodes(t, c.Client, "ondemand")) }
 	o := fastOptions()
 	o.Dynamic = dyn
@@ -83,15 +49,7 @@ func TestQueuedProvisioningRequestWaitsForTheQueue(t *testing.T) {
 		return p != nil && p.Status == metav1.ConditionTrue
 	})
 	eventually(t, 30*time.Second, "2 flex-start nodes", func() bool { return len(groupNodes(t, c.Client, "flex")) == 2 })
-	for i := 0; i < 2; i++ {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("flex-trainer-%d", i), Namespace: "default",
-			Labels:      map[string]string{"app": "flex-trainer"},
-			Annotations: map[string]string{pr.AnnotationConsume: "flex-train", pr.AnnotationClass: pr.ClassQueuedProvisioning}},
-			Spec: wholeGPUNodePod()}
-		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	consumingPods(t, c, "flex-train", "flex-trainer", pr.ClassQueuedProvisioning, 2)
 	eventually(t, 60*time.Second, "the 2 consuming pods to run", func() bool { return runningPods(t, c.Client, "flex-trainer") == 2 })
 	if n := len(groupNodes(t, c.Client, "ondemand")); n != 0 {
 		t.Errorf("%d on-demand nodes bought for a queued request, want none", n)
