@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ParamMaxRunDurationSeconds bounds how long the nodes of a queued request
@@ -37,7 +39,7 @@ func Queued(r *ProvisioningRequest) bool {
 // is not done.
 func Waiting(r *ProvisioningRequest) bool {
 	p := r.Condition(Provisioned)
-	return Queued(r) && p != nil && p.Status == "False" && p.Reason == ReasonCapacityIsQueued && !Done(r)
+	return Queued(r) && p != nil && p.Status == metav1.ConditionFalse && p.Reason == ReasonCapacityIsQueued && !Done(r)
 }
 
 // QueuedName is the name of the cloud's queued request made for r: one per
