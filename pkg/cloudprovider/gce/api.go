@@ -131,46 +131,50 @@ func retryAfter(err error) time.Duration {
 	return time.Duration(s) * time.Second
 }
 
-// listMIGs lists a zone's instance group managers, page by page.
-func (a *api) listMIGs(ctx context.Context, project, zone string) ([]*compute.InstanceGroupManager, error) {
-	var out []*compute.InstanceGroupManager
+// listPages calls a paginated list until its last page, each page
+// through do (retried as any call), and returns every item in order.
+// page fetches the page a token names: its items and the next token.
+func listPages[T any](ctx context.Context, a *api, call string, page func(ctx context.Context, token string) ([]T, string, error)) ([]T, error) {
+	var out []T
 	token := ""
 	for {
-		var page *compute.InstanceGroupManagerList
-		call := fmt.Sprintf("instanceGroupManagers.list projects/%s/zones/%s", project, zone)
+		var items []T
+		next := ""
 		err := a.do(ctx, call, func(ctx context.Context) (err error) {
-			page, err = a.svc.InstanceGroupManagers.List(project, zone).PageToken(token).Context(ctx).Do()
+			items, next, err = page(ctx, token)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, page.Items...)
-		if token = page.NextPageToken; token == "" {
+		out = append(out, items...)
+		if token = next; token == "" {
 			return out, nil
 		}
 	}
 }
 
+// listMIGs lists a zone's instance group managers, page by page.
+func (a *api) listMIGs(ctx context.Context, project, zone string) ([]*compute.InstanceGroupManager, error) {
+	call := fmt.Sprintf("instanceGroupManagers.list projects/%s/zones/%s", project, zone)
+	return listPages(ctx, a, call, func(ctx context.Context, token string) ([]*compute.InstanceGroupManager, string, error) {
+		page, err := a.svc.InstanceGroupManagers.List(project, zone).PageToken(token).Context(ctx).Do()
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Items, page.NextPageToken, nil
+	})
+}
+
 // listManagedInstances lists a group's instances, page by page.
 func (a *api) listManagedInstances(ctx context.Context, ref MIGRef) ([]*compute.ManagedInstance, error) {
-	var out []*compute.ManagedInstance
-	token := ""
-	for {
-		var page *compute.InstanceGroupManagersListManagedInstancesResponse
-		err := a.do(ctx, "instanceGroupManagers.listManagedInstances", func(ctx context.Context) (err error) {
-			page, err = a.svc.InstanceGroupManagers.ListManagedInstances(ref.Project, ref.Zone, ref.Name).
-				PageToken(token).Context(ctx).Do()
-			return err
-		})
+	return listPages(ctx, a, "instanceGroupManagers.listManagedInstances", func(ctx context.Context, token string) ([]*compute.ManagedInstance, string, error) {
+		page, err := a.svc.InstanceGroupManagers.ListManagedInstances(ref.Project, ref.Zone, ref.Name).PageToken(token).Context(ctx).Do()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		out = append(out, page.ManagedInstances...)
-		if token = page.NextPageToken; token == "" {
-			return out, nil
-		}
-	}
+		return page.ManagedInstances, page.NextPageToken, nil
+	})
 }
 
 // resize sets the group's target size and waits for the operation.

@@ -78,23 +78,14 @@ func (a *api) insertResizeRequest(ctx context.Context, ref MIGRef, name string, 
 
 // listResizeRequests lists a group's resize requests, page by page.
 func (a *api) listResizeRequests(ctx context.Context, ref MIGRef) ([]*compute.InstanceGroupManagerResizeRequest, error) {
-	var out []*compute.InstanceGroupManagerResizeRequest
-	token := ""
-	for {
-		var page *compute.InstanceGroupManagerResizeRequestsListResponse
-		err := a.do(ctx, "instanceGroupManagerResizeRequests.list "+ref.Name, func(ctx context.Context) (err error) {
-			page, err = a.svc.InstanceGroupManagerResizeRequests.List(ref.Project, ref.Zone, ref.Name).
-				PageToken(token).Context(ctx).Do()
-			return err
+	return listPages(ctx, a, "instanceGroupManagerResizeRequests.list "+ref.Name,
+		func(ctx context.Context, token string) ([]*compute.InstanceGroupManagerResizeRequest, string, error) {
+			page, err := a.svc.InstanceGroupManagerResizeRequests.List(ref.Project, ref.Zone, ref.Name).PageToken(token).Context(ctx).Do()
+			if err != nil {
+				return nil, "", err
+			}
+			return page.Items, page.NextPageToken, nil
 		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if token = page.NextPageToken; token == "" {
-			return out, nil
-		}
-	}
 }
 
 // queuedRequests lists a queued group's resize requests as the core sees
