@@ -64,3 +64,20 @@ func (l *loop) blocksEnding(s *snapshot.Snapshot) ([]Action, error) {
 	}
 	return l.planGone(s, gone, removals)
 }
+
+// blockLeadStarts are when the lead of each capacity block begins: from
+// then a loop on unchanged inputs leaves the block, so the next decision
+// is due then.
+func (l *loop) blockLeadStarts() []time.Time {
+	lead := l.opts.Interruption.CapacityBlockLead
+	if lead <= 0 {
+		return nil
+	}
+	var out []time.Time
+	for _, g := range l.in.Snapshot.NodeGroups() {
+		if g.Options != nil && g.Options.CapacityBlockEnd != nil {
+			out = append(out, g.Options.CapacityBlockEnd.Add(-lead))
+		}
+	}
+	return out
+}

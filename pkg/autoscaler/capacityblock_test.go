@@ -116,3 +116,33 @@ func TestReservedNodesAreUsedFirstThenTheCheapest(t *testing.T) {
 		t.Errorf("next loop: %q, want the pods left over on the cheap spot group", got)
 	}
 }
+
+// A loop on unchanged inputs is due when a block's drain lead begins: a
+// shell that sleeps until NextDecisionAt (the simulator) must not sleep
+// past it.
+func TestNextDecisionAtBlockLeadStart(t *testing.T) {
+	end := t0.Add(3 * time.Hour)
+	a, s := blockCluster(t, end)
+	plan := step(t, a, autoscaler.Input{Now: t0, Snapshot: s})
+	if want := end.Add(-40 * time.Minute); !plan.NextDecisionAt.Equal(want) {
+		t.Errorf("NextDecisionAt %s, want %s: the default 40m lead beginning", plan.NextDecisionAt, want)
+	}
+}
+
+// Once its capacity block has ended a group is never grown, drain lead or
+// not: the cloud would launch none of its nodes.
+func TestGroupOfAnEndedBlockIsNotGrown(t *testing.T) {
+	end := t0.Add(-time.Minute)
+	for _, lead := range []time.Duration{0, 40 * time.Minute} {
+		a := newAutoscaler(t, func(o *autoscaler.Options) {
+			o.ScaleUp.Expander = "price"
+			o.Interruption.CapacityBlockLead = lead
+		})
+		_, s := blockCluster(t, end)
+		pending := builder.Pod("new").CPU("4").GPU(1).Toleration("nvidia.com/gpu").Build()
+		got := summary(step(t, a, autoscaler.Input{Now: t0, Snapshot: s, Pending: []*v1.Pod{pending}}))
+		if strings.Contains(got, "scale-up a-block") || !strings.Contains(got, "scale-up c-on-demand") {
+			t.Errorf("lead %s, the block ended a minute ago: %q, want the pod placed on demand", lead, got)
+		}
+	}
+}

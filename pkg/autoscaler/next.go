@@ -11,7 +11,8 @@ import (
 // differently: an unneeded node's wait ending, scale-down's cooldown
 // ending, a scale-up timing out, a backoff ending, an unregistered
 // instance becoming removable, a starting node running out of start-up
-// time, or a new pod coming of age for --new-pod-scale-up-delay. Zero when
+// time, a new pod coming of age for --new-pod-scale-up-delay, or a
+// capacity block's drain lead beginning. Zero when
 // none is pending.
 func (l *loop) nextDecision() time.Time {
 	now := l.in.Now
@@ -36,6 +37,9 @@ func (l *loop) nextDecision() time.Time {
 		consider(t)
 	}
 	for _, t := range l.repairDeadlines() {
+		consider(t)
+	}
+	for _, t := range l.blockLeadStarts() {
 		consider(t)
 	}
 	startup := l.opts.ClusterState.MaxNodeStartupTime

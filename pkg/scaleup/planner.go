@@ -269,6 +269,10 @@ func (r *run) groupHeadroom(g *snapshot.NodeGroup, totals limits.Totals, queued 
 	case queued && !snapshot.Queued(g):
 		return GroupReason{Reason: ReasonNotQueued, Message: "takes no queued capacity (no queuedprovisioning option)"}, 0, ""
 	}
+	if o := g.Options; o != nil && o.CapacityBlockEnd != nil && !r.in.Now.Before(*o.CapacityBlockEnd) {
+		return GroupReason{Reason: ReasonBlockEnded, Message: "its capacity block ended at " + o.CapacityBlockEnd.UTC().Format(time.RFC3339) +
+			" (capacityblockend): the cloud launches none of its nodes"}, 0, ""
+	}
 	if r.templates[g.ID] == nil {
 		return GroupReason{Reason: ReasonNoTemplate, Message: "has no template node to scale up from"}, 0, ""
 	}

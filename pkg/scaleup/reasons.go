@@ -36,6 +36,9 @@ const (
 	// ReasonNotQueued: a queued request's pods, and the group takes no
 	// queued capacity.
 	ReasonNotQueued Reason = "NoQueuedCapacity"
+	// ReasonBlockEnded: the capacity block backing the group has ended;
+	// the cloud launches none of its nodes.
+	ReasonBlockEnded Reason = "CapacityBlockEnded"
 )
 
 // Reasons found while simulating the group's template node.

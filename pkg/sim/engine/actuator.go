@@ -36,12 +36,12 @@ func (a simActuator) DecreaseTarget(_ context.Context, d autoscaler.DecreaseTarg
 func (a simActuator) DeleteInstances(context.Context, autoscaler.DeleteInstances) error { return nil }
 
 func (a simActuator) ScaleUp(_ context.Context, su autoscaler.ScaleUp) error {
-	if su.Queued != nil {
-		return fmt.Errorf("node group %s: the simulator models no queued capacity", su.Group)
-	}
 	g, err := a.e.cloud.group(su.Group)
 	if err != nil {
 		return err
+	}
+	if su.Queued != nil {
+		return a.e.requestQueued(g, su)
 	}
 	if err := a.e.requestNodes(g, su.Delta); err != nil {
 		return err

@@ -27,6 +27,8 @@ type cloud struct {
 	// irng draws interruptions; interrupting are the nodes under notice.
 	irng         *rand.Rand
 	interrupting map[string]bool
+	// ending are the nodes being taken back as their capacity ends.
+	ending map[string]bool
 }
 
 // group is the node group with the id the core names.
@@ -39,7 +41,7 @@ func (c *cloud) group(id string) (*groupState, error) {
 }
 
 func newCloud(seed int64) cloud {
-	return cloud{byID: map[string]*groupState{}, irng: newInterruptionSource(seed), interrupting: map[string]bool{}}
+	return cloud{byID: map[string]*groupState{}, irng: newInterruptionSource(seed), interrupting: map[string]bool{}, ending: map[string]bool{}}
 }
 
 // groupState is a node group of the modelled cloud.
@@ -59,6 +61,13 @@ type groupState struct {
 	// counting them in the snapshot at each add made a group of n nodes
 	// cost n^2 to start.
 	nodes int
+	// reserved are the nodes billed whether they run or not (the
+	// scenario's reservedNodes, until a capacity block ends); blockOver:
+	// the block's instances are being terminated, and none is launched.
+	reserved  int
+	blockOver bool
+	// queue are the group's queued requests (queued.go).
+	queue []*queuedRequest
 }
 
 // creation is a node asked for and not registered yet.
@@ -67,15 +76,19 @@ type creation struct {
 	requested time.Duration
 	canceled  bool
 	// failed: the cloud will not create it (a stockout); it never
-	// registers and goes first when the target is lowered.
+	// registers and goes first when the target is lowered. why is the
+	// cloud's reason.
 	failed bool
+	why    string
+	// queued is the request it was granted for, if any.
+	queued *queuedRequest
 }
 
 func (e *Engine) initGroups() error {
 	for i := range e.sc.NodeGroups {
 		cfg := e.sc.NodeGroups[i]
 		tmpl := cfg.TemplateNode()
-		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl)}
+		g := &groupState{cfg: cfg, template: tmpl, gpus: gpu.Allocatable(tmpl), reserved: cfg.ReservedNodes}
 		e.cloud.groups = append(e.cloud.groups, g)
 		e.cloud.byID[cfg.Name] = g
 		if err := e.setTarget(g, 0); err != nil {
@@ -102,14 +115,10 @@ func (e *Engine) initGroups() error {
 func (e *Engine) setTarget(g *groupState, target int) error {
 	g.target = target
 	g.peakNodes = max(g.peakNodes, g.nodes)
-	var opts *snapshot.GroupOptions
-	if n := g.cfg.ReservedNodes; n > 0 {
-		opts = &snapshot.GroupOptions{ReservedNodes: &n}
-	}
 	return e.snap.SetNodeGroup(snapshot.NodeGroup{
 		ID: g.cfg.Name, MinSize: g.cfg.MinSize, MaxSize: g.cfg.MaxSize, TargetSize: target,
 		Template: g.template, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour, Spot: g.cfg.Spot,
-		Options: opts,
+		Options: g.options(), Queued: g.queuedList(),
 	})
 }
 
@@ -122,6 +131,10 @@ func (e *Engine) requestNodes(g *groupState, delta int) error {
 		c := &creation{group: g, requested: e.now}
 		g.inFlight = append(g.inFlight, c)
 		if out {
+			c.why = "the scenario's stockout window"
+			if g.blockOver {
+				c.why = fmt.Sprintf("the capacity block of group %s is ending", g.cfg.Name)
+			}
 			e.events.push(&event{at: e.now + e.sc.CreationFailureDelay.Duration, kind: evCreationFailed, creation: c})
 			continue
 		}
@@ -133,6 +146,9 @@ func (e *Engine) requestNodes(g *groupState, delta int) error {
 
 // stockedOut: the group's cloud has no capacity at now.
 func (g *groupState) stockedOut(now time.Duration) bool {
+	if g.blockOver {
+		return true
+	}
 	for _, w := range g.cfg.Stockouts {
 		if now >= w.From.Duration && now < w.To.Duration {
 			return true
@@ -166,6 +182,9 @@ func (e *Engine) cancelNodes(g *groupState, delta int) error {
 }
 
 func (e *Engine) register(c *creation) error {
+	if c.failed {
+		return nil // given up by the cloud: in flight until the target is lowered
+	}
 	g := c.group
 	for i, x := range g.inFlight {
 		if x == c {
@@ -176,14 +195,23 @@ func (e *Engine) register(c *creation) error {
 	if c.canceled {
 		return nil
 	}
-	return e.addNode(g, e.now, e.sc.DevicePluginDelay.Duration == 0)
+	if err := e.addNode(g, e.now, e.sc.DevicePluginDelay.Duration == 0); err != nil {
+		return err
+	}
+	if c.queued != nil {
+		c.queued.nodes = append(c.queued.nodes, g.nodeName(g.created))
+	}
+	return nil
 }
+
+// nodeName is the name of the group's n-th node.
+func (g *groupState) nodeName(n int) string { return fmt.Sprintf("%s-%d", g.cfg.Name, n) }
 
 // addNode registers a node of g created at created. A GPU node registers
 // without its GPUs unless withGPUs; they follow after the device-plugin delay.
 func (e *Engine) addNode(g *groupState, created time.Duration, withGPUs bool) error {
 	g.created++
-	name := fmt.Sprintf("%s-%d", g.cfg.Name, g.created)
+	name := g.nodeName(g.created)
 	n := g.template.DeepCopy()
 	n.Name = name
 	n.Labels[v1.LabelHostname] = name
@@ -277,6 +305,7 @@ func (e *Engine) removeNode(name string) error {
 	}
 	e.snap.RemoveCSINode(name)
 	delete(e.cloud.interrupting, name)
+	delete(e.cloud.ending, name)
 	g.nodes--
 	g.removed++
 	e.touch()

@@ -170,6 +170,7 @@ func newEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.scheduleGPUFailures()
 	e.scheduleInterruptionTrace()
+	e.scheduleBlockEnds()
 	if err := e.initWorkloads(); err != nil {
 		return nil, err
 	}
@@ -341,6 +342,14 @@ func (e *Engine) handle(ev *event) error {
 		return e.reclaim(ev.node)
 	case evInterruptGroup:
 		return e.interruptGroup(ev.group, ev.count)
+	case evBlockTerminating:
+		return e.blockTerminating(ev.group)
+	case evBlockEnd:
+		return e.blockEnd(ev.group)
+	case evQueuedGrant:
+		return e.grantQueued(ev.queued)
+	case evRunEnd:
+		return e.endRun(ev.queued)
 	}
 	return nil
 }

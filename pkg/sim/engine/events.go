@@ -9,16 +9,20 @@ import (
 type eventKind uint8
 
 const (
-	evSubmit         eventKind = iota // a Job pod is submitted
-	evFinish                          // a running Job pod completes
-	evRegister                        // a requested node registers with the cluster
-	evGPUs                            // a node's device plugin advertises its GPUs
-	evDeleted                         // a node being removed is gone
-	evCreationFailed                  // the cloud reports a node it could not create
-	evGPUFailure                      // GPUs of a group's nodes fail
-	evInterrupt                       // the cloud tells a node it will be taken away
-	evReclaim                         // the cloud takes an interrupted node away
-	evInterruptGroup                  // an interruption trace's entry: some of a group's nodes
+	evSubmit           eventKind = iota // a Job pod is submitted
+	evFinish                            // a running Job pod completes
+	evRegister                          // a requested node registers with the cluster
+	evGPUs                              // a node's device plugin advertises its GPUs
+	evDeleted                           // a node being removed is gone
+	evCreationFailed                    // the cloud reports a node it could not create
+	evGPUFailure                        // GPUs of a group's nodes fail
+	evInterrupt                         // the cloud tells a node it will be taken away
+	evReclaim                           // the cloud takes an interrupted node away
+	evInterruptGroup                    // an interruption trace's entry: some of a group's nodes
+	evBlockTerminating                  // the cloud starts taking a capacity block's nodes
+	evBlockEnd                          // a capacity block ends
+	evQueuedGrant                       // the cloud grants a queued request
+	evRunEnd                            // a queued request's nodes reach their run duration
 )
 
 // event is one thing that happens at a point of virtual time. Events at the
@@ -38,6 +42,8 @@ type event struct {
 	// group and count are an interruption trace's entry.
 	group *groupState
 	count int
+	// queued is the queued request a grant or run end is of.
+	queued *queuedRequest
 }
 
 // eventQueue holds the events to come, earliest first; seq numbers them

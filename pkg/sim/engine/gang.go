@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -67,7 +68,7 @@ func (e *Engine) submitGangPod(p *simPod) {
 		e.openRequest(g)
 	}
 	if g.gated {
-		p.pi.Pod.Annotations = map[string]string{pr.AnnotationConsume: g.req.Name, pr.AnnotationClass: pr.ClassBestEffortAtomicScaleUp}
+		p.pi.Pod.Annotations = map[string]string{pr.AnnotationConsume: g.req.Name, pr.AnnotationClass: g.req.Spec.ProvisioningClassName}
 	}
 	e.submit(p)
 }
@@ -82,6 +83,12 @@ func (e *Engine) openRequest(g *gangState) {
 			CreationTimestamp: metav1.NewTime(clock(e.now).Truncate(time.Second))},
 		Spec: pr.Spec{ProvisioningClassName: pr.ClassBestEffortAtomicScaleUp,
 			PodSets: []pr.PodSet{{PodTemplateRef: pr.Reference{Name: g.name}, Count: int32(len(g.pods))}}},
+	}
+	if c := g.w.cfg.ProvisioningClass; c != "" {
+		g.req.Spec.ProvisioningClassName = c
+	}
+	if d := g.w.cfg.MaxRunDuration.Duration; d > 0 {
+		g.req.Spec.Parameters = map[string]string{pr.ParamMaxRunDurationSeconds: strconv.FormatInt(int64(d/time.Second), 10)}
 	}
 	g.gated = true
 	for _, p := range g.pods {

@@ -124,16 +124,3 @@ func (e *Engine) reclaim(name string) error {
 	delete(e.cloud.interrupting, name)
 	return e.requestNodes(g, 1)
 }
-
-// lostRun counts, for a Job pod displaced from node while it is being
-// interrupted,
-// the run it had there, and makes it do that run again.
-func (e *Engine) lostRun(p *simPod, node string, ran time.Duration) {
-	if !e.cloud.interrupting[node] || p.duration == 0 {
-		return
-	}
-	h := ran.Hours()
-	e.rec.lostHours += h
-	e.rec.lostGPUHours += h * float64(p.w.gpus)
-	p.remaining += ran
-}

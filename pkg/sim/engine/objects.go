@@ -166,7 +166,7 @@ func (e *Engine) replaceNode(name string, change func(*v1.Node)) error {
 func (e *Engine) creationFailed(c *creation) {
 	c.failed = true
 	e.outcomes = append(e.outcomes, autoscaler.CreationFailed{Group: c.group.cfg.Name, Count: 1, Class: "OutOfResources",
-		Code: "Stockout", Message: "the scenario's stockout window", At: clock(e.now)})
+		Code: "Stockout", Message: c.why, At: clock(e.now)})
 	e.touch()
 }
 

@@ -64,7 +64,11 @@ type Result struct {
 	Interruptions InterruptionResult
 	// GPUFailures are what broken GPUs cost.
 	GPUFailures GPUFailureResult
-	Series      Series
+	// CapacityEnds are what the ends of capacity blocks and queued runs
+	// cost; QueuedRequests counts the requests made for queued capacity.
+	CapacityEnds   CapacityEndResult
+	QueuedRequests int
+	Series         Series
 	// Serving measures each serving Deployment, in scenario order.
 	Serving []ServingResult
 	// Demand is the demand the lower bound packs: Jobs from submission for
@@ -164,6 +168,12 @@ type recorder struct {
 	// lostGPUHours are the Job runs interruptions cost (interruptions.go).
 	interruptions, reclaimedNodes int
 	lostHours, lostGPUHours       float64
+	// endReclaimed counts nodes taken back at the end of their capacity
+	// block or run, endLost and endLostGPU the Job runs lost near those
+	// ends; queuedRequests the queued requests made (capacityend.go,
+	// queued.go).
+	endReclaimed, queuedRequests int
+	endLost, endLostGPU          float64
 	// brokenNodes counts nodes whose GPUs failed; brokenLost and
 	// brokenLostGPU are the Job runs lost on them, brokenStalled and
 	// brokenStalledGPU the time Job pods sat on them (gpufailure.go).
@@ -200,7 +210,7 @@ func (e *Engine) integrate(t time.Duration) {
 	var gpus int64
 	for i, g := range e.cloud.groups {
 		r.nodeTime[i].add(int64(g.target), dt)
-		r.billedTime[i].add(int64(max(g.target, g.cfg.ReservedNodes)), dt)
+		r.billedTime[i].add(int64(max(g.target, g.reserved)), dt)
 		gpus += int64(g.target) * g.gpus
 	}
 	r.gpuProvTime.add(gpus, dt)
@@ -298,7 +308,9 @@ func (e *Engine) result() *Result {
 		Evictions: r.evictions, Loops: r.loops, Series: r.series, Consolidation: r.consolidation,
 		Interruptions: InterruptionResult{Nodes: r.interruptions, Reclaimed: r.reclaimedNodes,
 			LostPodHours: r.lostHours, LostGPUHours: r.lostGPUHours},
-		GPUFailures: e.gpuFailureResult(),
+		GPUFailures:    e.gpuFailureResult(),
+		CapacityEnds:   CapacityEndResult{Reclaimed: r.endReclaimed, LostPodHours: r.endLost, LostGPUHours: r.endLostGPU},
+		QueuedRequests: r.queuedRequests,
 	}
 	for i, g := range e.cloud.groups {
 		gr := GroupResult{ID: g.cfg.Name, InstanceType: g.cfg.InstanceType, PricePerHour: g.cfg.PricePerHour,

@@ -117,6 +117,7 @@ func WriteSummary(w io.Writer, runs []Run) error {
 	evictionRows(row)
 	interruptionRow(runs, row)
 	gpuFailureRow(runs, row)
+	capacityEndRow(runs, row)
 	row("HPA replica changes", func(r Run) string { return fmt.Sprintf("%d", r.Result.HPAChanges) })
 	row("autoscaler loops", func(r Run) string { return fmt.Sprintf("%d", r.Result.Loops) })
 	if err := tw.Flush(); err != nil {
@@ -195,4 +196,10 @@ func gangRows(runs []Run, row func(string, func(Run) string)) {
 	row("ProvisioningRequests (opened again)", func(r Run) string {
 		return fmt.Sprintf("%d (%d)", r.Result.Gangs.Requests, r.Result.Gangs.Requeues)
 	})
+	for _, r := range runs {
+		if r.Result.QueuedRequests > 0 {
+			row("queued capacity requests", func(r Run) string { return fmt.Sprintf("%d", r.Result.QueuedRequests) })
+			return
+		}
+	}
 }

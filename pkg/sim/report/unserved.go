@@ -72,6 +72,21 @@ func interruptionRow(runs []Run, row func(string, func(Run) string)) {
 	}
 }
 
+// capacityEndRow adds, when capacity blocks or queued runs ended under
+// nodes in any run, how many nodes the cloud took back still running and
+// the Job runs lost near those ends.
+func capacityEndRow(runs []Run, row func(string, func(Run) string)) {
+	for _, r := range runs {
+		if c := r.Result.CapacityEnds; c.Reclaimed > 0 || c.LostPodHours > 0 {
+			row("nodes taken back at a block's or run's end / work lost", func(r Run) string {
+				c := r.Result.CapacityEnds
+				return fmt.Sprintf("%d / %.2f pod-h (%.2f GPU-h)", c.Reclaimed, c.LostPodHours, c.LostGPUHours)
+			})
+			return
+		}
+	}
+}
+
 // gpuFailureRow adds, when GPUs failed in any run, on how many nodes, the
 // Job runs lost on them and the time Job pods sat on them for nothing.
 func gpuFailureRow(runs []Run, row func(string, func(Run) string)) {

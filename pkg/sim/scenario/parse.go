@@ -245,6 +245,7 @@ func (g *NodeGroup) validate(path string, seen map[string]bool) []error {
 		}
 	}
 	g.validateGPUFailures(bad)
+	g.validateCapacity(bad)
 	for i, in := range g.Interruptions {
 		switch {
 		case in.At.Duration < 0:
@@ -304,6 +305,7 @@ func (w *Workload) validate(path string, seen map[string]bool) []error {
 			bad("pdb.maxUnavailable", "must not be negative, got %d", *b.MaxUnavailable)
 		}
 	}
+	w.validateProvisioningClass(bad)
 	for i, b := range w.Jobs {
 		p := fmt.Sprintf("jobs[%d]", i)
 		if b.At.Duration < 0 {

@@ -144,6 +144,21 @@ type NodeGroup struct {
 	// to the price expander until the group's target reaches them (the
 	// reservednodes group option).
 	ReservedNodes int `json:"reservedNodes,omitempty"`
+	// CapacityBlockEnd makes the group an EC2 Capacity Block for ML that
+	// ends this long after the start (the capacityblockend group option):
+	// its reservedNodes are billed until the end, the cloud starts
+	// terminating its instances 30 minutes before it
+	// (whatever still runs there is killed) and launches none from then on.
+	CapacityBlockEnd *metav1.Duration `json:"capacityBlockEnd,omitempty"`
+	// QueuedProvisioning makes the group a pool of queued capacity (GKE
+	// flex-start; the queuedprovisioning group option): it grows only for
+	// ProvisioningRequests of the queued-provisioning.gke.io class, each
+	// granted whole QueuedDelay after it was made (or at the end of a
+	// stockout window covering that time). The granted nodes register
+	// after the provisioning delay; with a run duration, the cloud deletes
+	// them that long after the grant.
+	QueuedProvisioning bool            `json:"queuedProvisioning,omitempty"`
+	QueuedDelay        metav1.Duration `json:"queuedDelay,omitempty"`
 }
 
 // InterruptionAt is one entry of a group's interruption trace.
@@ -162,6 +177,14 @@ type Workload struct {
 	Jobs       []JobBatch  `json:"jobs,omitempty"`
 	// PDB is the workload's PodDisruptionBudget, if any.
 	PDB *PDB `json:"pdb,omitempty"`
+	// ProvisioningClass is the class of the ProvisioningRequests its jobs
+	// of several pods open (with --enable-provisioning-requests):
+	// best-effort-atomic-scale-up.autoscaling.x-k8s.io (the default) or
+	// queued-provisioning.gke.io, served by queuedProvisioning groups.
+	ProvisioningClass string `json:"provisioningClass,omitempty"`
+	// MaxRunDuration is a queued request's maxRunDurationSeconds: how long
+	// after the grant the cloud keeps its nodes (omitted: no bound).
+	MaxRunDuration metav1.Duration `json:"maxRunDuration,omitempty"`
 }
 
 // PodTemplate is what every pod of a workload asks for.

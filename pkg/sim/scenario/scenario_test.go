@@ -66,6 +66,17 @@ func TestParseNamesTheField(t *testing.T) {
 		{"toleration with neither key nor operator", `requests: {cpu: "1"}`, `requests: {cpu: "1"}, tolerations: [{}]`,
 			`workloads[0].pod: pod default/w: spec.tolerations[0].operator: an empty key needs operator Exists`},
 		{"taint without an effect", "memory: 16Gi}", "memory: 16Gi}\n  taints: [{key: gpu}]", "nodeGroups[0]:"},
+		{"capacity block ending at the start", "maxSize: 3", "maxSize: 3\n  capacityBlockEnd: 0s", "nodeGroups[0].capacityBlockEnd: must be positive (a time after the start), got 0s"},
+		{"queue delay without a queue", "maxSize: 3", "maxSize: 3\n  queuedDelay: 5m", "nodeGroups[0].queuedDelay: applies to queuedProvisioning groups only, got 5m0s"},
+		{"negative queue delay", "maxSize: 3", "maxSize: 3\n  queuedProvisioning: true\n  queuedDelay: -5m", "nodeGroups[0].queuedDelay: must not be negative, got -5m0s"},
+		{"unknown request class", "jobs: [{at: 1m, duration: 10m}]", "provisioningClass: fast\n  jobs: [{at: 1m, count: 2, gang: 2, duration: 1h}]",
+			`workloads[0].provisioningClass: want best-effort-atomic-scale-up.autoscaling.x-k8s.io or queued-provisioning.gke.io, got "fast"`},
+		{"request class without gangs", "name: w", "name: w\n  provisioningClass: queued-provisioning.gke.io",
+			"workloads[0].provisioningClass: applies to jobs of several pods (gang > 1) only"},
+		{"run duration of another class", "jobs: [{at: 1m, duration: 10m}]", "maxRunDuration: 1h\n  jobs: [{at: 1m, count: 2, gang: 2, duration: 1h}]",
+			"workloads[0].maxRunDuration: applies to provisioningClass queued-provisioning.gke.io only, got 1h0m0s"},
+		{"run duration too long", "jobs: [{at: 1m, duration: 10m}]", "provisioningClass: queued-provisioning.gke.io\n  maxRunDuration: 200h\n  jobs: [{at: 1m, count: 2, gang: 2, duration: 1h}]",
+			"workloads[0].maxRunDuration: must be from 1s to 168h0m0s, got 200h0m0s"},
 		{"negative capacity", "memory: 16Gi}", `memory: 16Gi, nvidia.com/gpu: "-1"}`, `nodeGroups[0].capacity.nvidia.com/gpu: must not be negative, got "-1"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
