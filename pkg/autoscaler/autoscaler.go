@@ -22,6 +22,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/consolidation"
 	"github.com/gpuscale/gpuscale/pkg/disruption"
 	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/forecast"
 	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/predicates"
@@ -79,6 +80,10 @@ type Options struct {
 	// --capacity-buffer-pod-injection-enabled; both off by default, as
 	// upstream). Step reads PodInjectionEnabled.
 	CapacityBuffers capacitybuffer.Options
+	// Forecast holds warm capacity for inference workloads ahead of their
+	// HPA (--forecast-buffers and the --forecast-* flags; off by default,
+	// on in the inference profile; forecast.go).
+	Forecast forecast.Options
 }
 
 // DefaultOptions are the upstream Cluster Autoscaler defaults.
@@ -96,6 +101,7 @@ func DefaultOptions() Options {
 		Consolidation:                consolidation.DefaultOptions(),
 		ProvisioningRequests:         provisioningrequest.DefaultOptions(),
 		Repair:                       repair.DefaultOptions(),
+		Forecast:                     forecast.DefaultOptions(),
 	}
 }
 
@@ -108,6 +114,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--max-total-unready-percentage: must be from 0 to 100, got %g", o.MaxTotalUnreadyPercentage)
 	}
 	if err := o.Pending.Validate(); err != nil {
+		return err
+	}
+	if err := o.Forecast.Validate(); err != nil {
 		return err
 	}
 	return o.ProvisioningRequests.Validate()
@@ -132,6 +141,8 @@ type Autoscaler struct {
 	requests map[types.UID]*requestMemory
 	// repairMem is node repair's memory.
 	repairMem repairMemory
+	// demand is the history of the inference workloads' demand.
+	demand forecast.History
 }
 
 // DrainOptions are the drain-rule options both planners judge pods with,
@@ -207,6 +218,9 @@ type Input struct {
 	// (their chunk shape and count); read only when
 	// Options.CapacityBuffers.PodInjectionEnabled.
 	CapacityBuffers []capacitybuffer.Buffer
+	// Demand is each inference workload's demand as its HPA reads it this
+	// loop; read only when Options.Forecast.Enabled.
+	Demand []forecast.Demand
 	// Priorities is the priority expander's configuration as the shell
 	// read it for this loop (the live shell: its ConfigMap); nil keeps the
 	// one in force (Options.ScaleUp.Priorities at first). A configuration
@@ -256,6 +270,9 @@ func (a *Autoscaler) Step(in Input) (Plan, error) {
 	}
 	rec := a.state.Update(s, in.Now)
 	l := loop{Autoscaler: a, in: in}
+	if err := l.planBuffers(); err != nil {
+		return Plan{}, fmt.Errorf("forecast buffers: %w", err)
+	}
 	gone, err := l.interrupted(s)
 	if err != nil {
 		return Plan{}, fmt.Errorf("interruptions: %w", err)
@@ -332,6 +349,10 @@ type loop struct {
 	req requestLoop
 	// takenAway are the nodes being taken away, planned as gone.
 	takenAway []status.Node
+	// buffers are the CapacityBuffers the loop plans with, the forecast's
+	// included; forecasts say how the forecast sized its own.
+	buffers   []capacitybuffer.Buffer
+	forecasts []status.Forecast
 }
 
 // Codes of Status.Cluster.ScaleDown.Skipped.

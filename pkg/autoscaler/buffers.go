@@ -18,11 +18,11 @@ import (
 // registered nodes is held from scale-down and consolidation like that of
 // any pending pod that will schedule there.
 func (l *loop) withBuffers() []*v1.Pod {
-	if !l.opts.CapacityBuffers.PodInjectionEnabled || len(l.in.CapacityBuffers) == 0 {
+	if len(l.buffers) == 0 {
 		return l.in.Pending
 	}
 	out := slices.Clone(l.in.Pending)
-	for _, b := range l.in.CapacityBuffers {
+	for _, b := range l.buffers {
 		out = append(out, capacitybuffer.Pods(b, l.opts.ExpendablePodsPriorityCutoff)...)
 	}
 	return out
@@ -42,12 +42,13 @@ func realPods(pods []*v1.Pod) []*v1.Pod {
 // bufferStatus says, per buffer, where its placeholders found room, and
 // notes on each node the buffers holding room there.
 func (l *loop) bufferStatus(st *status.Status) {
-	if !l.opts.CapacityBuffers.PodInjectionEnabled || len(l.in.CapacityBuffers) == 0 {
+	st.Forecasts = l.forecasts
+	if len(l.buffers) == 0 {
 		return
 	}
 	byKey := map[string]*status.Buffer{}
-	keys := make([]string, 0, len(l.in.CapacityBuffers))
-	for _, b := range l.in.CapacityBuffers {
+	keys := make([]string, 0, len(l.buffers))
+	for _, b := range l.buffers {
 		if byKey[b.Key()] == nil {
 			keys = append(keys, b.Key())
 			byKey[b.Key()] = &status.Buffer{Namespace: b.Namespace, Name: b.Name}

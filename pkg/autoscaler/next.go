@@ -12,7 +12,8 @@ import (
 // ending, a scale-up timing out, a backoff ending, an unregistered
 // instance becoming removable, a starting node running out of start-up
 // time, a new pod coming of age for --new-pod-scale-up-delay, or a
-// capacity block's drain lead beginning. Zero when
+// capacity block's drain lead beginning, or the next demand reading of a
+// forecast workload. Zero when
 // none is pending.
 func (l *loop) nextDecision() time.Time {
 	now := l.in.Now
@@ -41,6 +42,9 @@ func (l *loop) nextDecision() time.Time {
 	}
 	for _, t := range l.blockLeadStarts() {
 		consider(t)
+	}
+	if len(l.forecasts) > 0 {
+		consider(now.Add(l.opts.Forecast.Interval))
 	}
 	startup := l.opts.ClusterState.MaxNodeStartupTime
 	for i, ni := range l.nodes {

@@ -17,19 +17,26 @@ import (
 // cheapest group that takes the pods, with least waste breaking ties.
 // Every other flag keeps its default; the reasoning for consolidation's
 // own defaults is in pkg/consolidation and docs/consolidation.md.
+//
+// inference is for LLM serving scaled by an HPA: it turns forecast
+// buffers on (warm GPU nodes for the replicas the HPA will ask for within
+// --forecast-lead, 120s) with the forecast's documented defaults
+// (pkg/forecast, docs/inference.md).
 func profile(name string) ([]Setting, error) {
 	switch name {
 	case "":
 		return nil, nil
 	case "gpu-cost":
 		return []Setting{{"consolidation", "true"}, {"expander", "price,least-waste"}}, nil
+	case "inference":
+		return []Setting{{"forecast-buffers", "true"}}, nil
 	}
-	return nil, fmt.Errorf("--profile: unknown profile %q (known: gpu-cost, or empty for the upstream defaults)", name)
+	return nil, fmt.Errorf("--profile: unknown profile %q (known: gpu-cost, inference, or empty for the upstream defaults)", name)
 }
 
 func (f *Flags) defineConsolidation() {
 	fs, c := f.fs, &f.Decision.Autoscaler.Consolidation
-	fs.StringVar(&f.profile, "profile", "", "A named set of defaults for the flags not given: gpu-cost (consolidation on, the price expander); empty keeps the upstream defaults.")
+	fs.StringVar(&f.profile, "profile", "", "A named set of defaults for the flags not given: gpu-cost (consolidation on, the price expander), inference (forecast buffers on: warm GPU capacity ahead of inference HPAs); empty keeps the upstream defaults.")
 	fs.BoolVar(&c.Enabled, "consolidation", c.Enabled, "Move pods so that nodes can go whatever their utilization: delete nodes whose pods fit elsewhere, replace nodes by fewer or cheaper ones.")
 	fs.DurationVar(&c.StableTime, "consolidation-stable-time", c.StableTime, "How long nodes must have been consolidatable, loop after loop, before they are moved.")
 	fs.Float64Var(&c.MinSavings, "consolidation-min-savings", c.MinSavings, "Least fraction of the hourly price of the nodes a replacement removes that it must save.")

@@ -125,4 +125,5 @@ func (f *Flags) define() {
 	f.defineProvisioning()
 	f.defineCapacityBuffers()
 	f.defineInterruption()
+	f.defineForecast()
 }

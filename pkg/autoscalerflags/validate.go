@@ -94,6 +94,7 @@ func (f *Flags) Validate() error {
 	}
 	v.validateRepair(o.Repair)
 	v.interruption(o.Interruption)
+	v.forecast(o.Forecast)
 	return errors.Join(v.errs...)
 }
 

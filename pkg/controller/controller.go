@@ -121,6 +121,9 @@ type Controller struct {
 	// requests watches ProvisioningRequests and PodTemplates; nil when
 	// they are not enabled.
 	requests *requestWatch
+	// demand reads the HPAs' demand for the forecast buffers; nil when
+	// they are off.
+	demand *demandWatch
 	// buffers watches CapacityBuffers and what they refer to; nil when
 	// neither buffer flag is on.
 	buffers *bufferWatch
@@ -219,11 +222,12 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 			return nil, err
 		}
 		c.buffers = w
-		for _, inf := range infs {
-			if !slices.ContainsFunc(c.listers.informers, func(n namedInformer) bool { return n.name == inf.name }) {
-				c.listers.informers = append(c.listers.informers, inf)
-			}
-		}
+		c.addInformers(infs)
+	}
+	if opts.Autoscaler.Forecast.Enabled {
+		w, infs := newDemandWatch(c.factory)
+		c.demand = w
+		c.addInformers(infs)
 	}
 	c.watch = newWatchReporter(c.log, c.clock, c.metrics, opts.CacheSyncReport)
 	if err := c.watch.attach(c.listers.informers); err != nil {
@@ -271,6 +275,15 @@ func (c *Controller) Run(ctx context.Context) error {
 		return c.lead(ctx)
 	}
 	return c.runWithLeaderElection(ctx, c.lead)
+}
+
+// addInformers adds informers the loop waits for, each kind once.
+func (c *Controller) addInformers(infs []namedInformer) {
+	for _, inf := range infs {
+		if !slices.ContainsFunc(c.listers.informers, func(n namedInformer) bool { return n.name == inf.name }) {
+			c.listers.informers = append(c.listers.informers, inf)
+		}
+	}
 }
 
 // lead is what the leader does: start informers, clean what a crashed

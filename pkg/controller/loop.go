@@ -61,6 +61,13 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		}
 		in.CapacityBuffers = c.buffers.ready(buffers)
 	}
+	if c.demand != nil {
+		var err error
+		if in.Demand, err = c.demand.list(); err != nil {
+			c.metrics.errors.WithLabelValues("apiCallError").Inc()
+			c.log.Error("reading HorizontalPodAutoscalers", "err", err)
+		}
+	}
 	plan, err := c.auto.Step(in)
 	if err != nil {
 		c.metrics.errors.WithLabelValues("internalError").Inc()

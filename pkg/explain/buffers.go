@@ -30,6 +30,15 @@ func bufferLine(b status.Buffer) string {
 	return fmt.Sprintf("capacity buffer %s: %d chunk(s); %s", b.Key(), b.Replicas, strings.Join(parts, "; "))
 }
 
+// forecastText says, per inference workload, why its warm capacity has
+// the size it has.
+func forecastText(r *Report, fs []status.Forecast) {
+	for _, f := range fs {
+		r.add("warm capacity of %s/%s: %d replica(s) held as capacity buffer %s/%s: %s", f.Namespace, f.Name, f.Replicas,
+			f.Namespace, f.Buffer, f.Message)
+	}
+}
+
 // bufferText adds a line per buffer.
 func bufferText(r *Report, bufs []status.Buffer) {
 	for _, b := range bufs {

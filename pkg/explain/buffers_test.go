@@ -48,3 +48,21 @@ func TestCapacityBuffersInEveryView(t *testing.T) {
 	}
 	mustContain(t, r, "1 chunk(s) of CapacityBuffers hold room on nodes; real pods take it before them")
 }
+
+// The cluster view says why each inference workload's warm capacity has
+// its size, from the status the loop wrote.
+func TestForecastsInTheClusterView(t *testing.T) {
+	st := loop()
+	st.Forecasts = []status.Forecast{{Namespace: "serving", Name: "llm", Buffer: "forecast-llm", Demand: 14, Forecast: 31.6,
+		ForecastReplicas: 8, Running: 6, Replicas: 2,
+		Message: "forecast 31.6 (level 14.9, trend +0.000/s, headroom 16.7) at +2m0s = 8 replicas at 4.0 each; 6 running; buffer 2"}}
+	e := explainer(t, nil, rendered(t, st))
+	r, err := e.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, r, "warm capacity of serving/llm: 2 replica(s) held as capacity buffer serving/forecast-llm: forecast 31.6 (level 14.9")
+	if len(r.Cluster.Forecasts) != 1 || r.Cluster.Forecasts[0].Replicas != 2 {
+		t.Errorf("structured answer forecasts %+v", r.Cluster.Forecasts)
+	}
+}

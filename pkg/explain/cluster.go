@@ -44,8 +44,11 @@ type ClusterAnswer struct {
 	// CapacityBuffers are the buffers the loop planned with and where
 	// their chunks found room.
 	CapacityBuffers []status.Buffer `json:"capacityBuffers,omitempty"`
-	Omitted         *status.Omitted `json:"omitted,omitempty"`
-	Status          StatusInfo      `json:"status"`
+	// Forecasts are how the forecast sized each inference workload's
+	// warm capacity.
+	Forecasts []status.Forecast `json:"forecasts,omitempty"`
+	Omitted   *status.Omitted   `json:"omitted,omitempty"`
+	Status    StatusInfo        `json:"status"`
 }
 
 // Health is a health condition.
@@ -106,6 +109,7 @@ func (e *Explainer) Cluster(ctx context.Context) (Report, error) {
 		Repair:          st.Repair,
 		Omitted:         st.Omitted,
 		CapacityBuffers: st.CapacityBuffers,
+		Forecasts:       st.Forecasts,
 	}
 	for _, g := range st.NodeGroups {
 		if b, ok := backoffOf(g); ok {
@@ -218,6 +222,7 @@ func (e *Explainer) clusterText(r *Report, a *ClusterAnswer) {
 	}
 	e.consolidationText(r, a.Consolidation)
 	e.repairText(r, a.Repair)
+	forecastText(r, a.Forecasts)
 	bufferText(r, a.CapacityBuffers)
 	r.add("(status written %s)", e.statusTimeText(a.Status.Time))
 }

@@ -16,6 +16,14 @@ type Sample struct {
 
 // Options are the forecast's parameters. DefaultOptions documents each.
 type Options struct {
+	// Enabled turns forecast buffers on (--forecast-buffers).
+	Enabled bool
+	// MaxBuffer bounds each workload's warm replicas (0: only the HPA's
+	// maxReplicas does).
+	MaxBuffer int32
+	// Interval is how often demand is read while a workload is forecast:
+	// a loop is due that long after the last.
+	Interval time.Duration
 	// Alpha weighs the newest sample in the level (0 < Alpha <= 1).
 	Alpha float64
 	// Beta weighs the newest slope in the trend (0 <= Beta <= 1).
@@ -29,12 +37,16 @@ type Options struct {
 	Window time.Duration
 }
 
-// DefaultOptions: a level that follows within a few samples (0.5), a damped
-// trend (0.3) so one noisy sample does not set the slope, 120 s lead (start-up
-// of a GPU node plus model load), the 90th percentile of errors (the SLO is a
-// p90) over the last 10 minutes.
+// DefaultOptions: a level that follows over about five readings (0.2) and no
+// trend (0): demand read every 15 s is noisy, and a slope projected two
+// minutes ahead turns that noise into warm nodes that are bought and left
+// idle; rises are covered by the headroom instead, the 90th percentile (the
+// SLO is a p90) of how far demand came out above the forecast over the last
+// 10 minutes, at the lead of 120 s (start-up of a GPU node plus model load).
+// Demand is read every 15 s (the HPA's sync period: its metrics change no
+// faster), and no bound is put on the buffer beyond the HPA's own.
 func DefaultOptions() Options {
-	return Options{Alpha: 0.5, Beta: 0.3, Lead: 120 * time.Second, Quantile: 0.9, Window: 10 * time.Minute}
+	return Options{Alpha: 0.2, Beta: 0, Lead: 120 * time.Second, Quantile: 0.9, Window: 10 * time.Minute, Interval: 15 * time.Second}
 }
 
 // Validate names the field and value that are out of range.
@@ -50,6 +62,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("forecast: quantile %v: want 0 <= quantile <= 1", o.Quantile)
 	case o.Window < 0:
 		return fmt.Errorf("forecast: window %v: want >= 0", o.Window)
+	case o.MaxBuffer < 0:
+		return fmt.Errorf("forecast: max buffer %d: want >= 0", o.MaxBuffer)
+	case o.Enabled && o.Interval <= 0:
+		return fmt.Errorf("forecast: interval %v: want > 0", o.Interval)
 	}
 	return nil
 }

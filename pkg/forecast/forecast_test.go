@@ -41,12 +41,17 @@ func TestPredictRampLooksAhead(t *testing.T) {
 	if f.Value < ahead*0.95 {
 		t.Fatalf("ramp: forecast %v, demand one lead ahead %v (now %v)", f.Value, ahead, now)
 	}
-	// The trend alone, without the error headroom, already looks ahead.
-	if f.Point < ahead*0.9 {
-		t.Fatalf("ramp: point forecast %v, demand one lead ahead %v (now %v)", f.Point, ahead, now)
-	}
 	if f.Value > ahead*1.2 {
 		t.Fatalf("ramp: forecast %v far above demand one lead ahead %v", f.Value, ahead)
+	}
+	// The defaults follow no trend: the headroom covers the ramp. With a
+	// trend the point forecast alone already looks ahead.
+	o.Alpha, o.Beta = 0.5, 0.3
+	if f, err = Predict(h, o); err != nil {
+		t.Fatal(err)
+	}
+	if f.Point < ahead*0.9 {
+		t.Fatalf("ramp with a trend: point forecast %v, demand one lead ahead %v (now %v)", f.Point, ahead, now)
 	}
 }
 

@@ -218,3 +218,32 @@ func (m *Model) Step(in Input) (Decision, error) {
 
 // errNoPods is the controller's error when the selector selects nothing.
 var errNoPods = errors.New("no pods returned by selector while calculating replica count")
+
+// CurrentMetrics is status.currentMetrics as the controller writes it
+// after a sync with these per-metric results: one entry per metric of the
+// spec, in spec order.
+func CurrentMetrics(spec autoscalingv2.HorizontalPodAutoscalerSpec, results []MetricResult) []autoscalingv2.MetricStatus {
+	out := make([]autoscalingv2.MetricStatus, 0, len(results))
+	for i, r := range results {
+		if i >= len(spec.Metrics) {
+			break
+		}
+		m := spec.Metrics[i]
+		s := autoscalingv2.MetricStatus{Type: m.Type}
+		switch m.Type {
+		case autoscalingv2.ResourceMetricSourceType:
+			s.Resource = &autoscalingv2.ResourceMetricStatus{Name: m.Resource.Name, Current: r.Current}
+		case autoscalingv2.ContainerResourceMetricSourceType:
+			s.ContainerResource = &autoscalingv2.ContainerResourceMetricStatus{Name: m.ContainerResource.Name,
+				Container: m.ContainerResource.Container, Current: r.Current}
+		case autoscalingv2.PodsMetricSourceType:
+			s.Pods = &autoscalingv2.PodsMetricStatus{Metric: m.Pods.Metric, Current: r.Current}
+		case autoscalingv2.ObjectMetricSourceType:
+			s.Object = &autoscalingv2.ObjectMetricStatus{Metric: m.Object.Metric, DescribedObject: m.Object.DescribedObject, Current: r.Current}
+		case autoscalingv2.ExternalMetricSourceType:
+			s.External = &autoscalingv2.ExternalMetricStatus{Metric: m.External.Metric, Current: r.Current}
+		}
+		out = append(out, s)
+	}
+	return out
+}

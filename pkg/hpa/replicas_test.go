@@ -168,3 +168,16 @@ func TestMetricStatus(t *testing.T) {
 		t.Fatalf("name = %q", d.Metrics[0].Name)
 	}
 }
+
+// CurrentMetrics is status.currentMetrics: one entry per spec metric, of
+// the metric's type and identity, with the sync's current value.
+func TestCurrentMetricsFollowTheSpec(t *testing.T) {
+	s := spec(1, 10, cpuUtilization(50))
+	m := newModel(t, s)
+	d := step(t, m, Input{Replicas: 2, Pods: pods(2), Metrics: []Reading{{Pods: samples(700, 500)}}})
+	cm := CurrentMetrics(m.Spec(), d.Metrics)
+	if len(cm) != 1 || cm[0].Type != s.Metrics[0].Type || cm[0].Resource == nil || cm[0].Resource.Name != s.Metrics[0].Resource.Name ||
+		cm[0].Resource.Current.AverageUtilization == nil || *cm[0].Resource.Current.AverageUtilization != 60 {
+		t.Fatalf("current metrics %+v, want the cpu resource at 60%%", cm)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/forecast"
 	"github.com/gpuscale/gpuscale/pkg/looprecord"
 	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
@@ -57,6 +58,7 @@ func TestRecordHoldsEveryInputField(t *testing.T) {
 		Replicas:             drain.Replicas{{Namespace: "ns", Kind: "ReplicaSet", Name: "web-1"}: 3},
 		Priorities:           prio,
 		CapacityBuffers:      []capacitybuffer.Buffer{{Namespace: "ns", Name: "warm", Replicas: 1}},
+		Demand:               []forecast.Demand{{Namespace: "ns", Name: "llm", Value: 12, PerReplica: 4}},
 	}
 	v := reflect.ValueOf(in)
 	for i := range v.NumField() {

@@ -24,6 +24,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/expander"
+	"github.com/gpuscale/gpuscale/pkg/forecast"
 	"github.com/gpuscale/gpuscale/pkg/pending"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
@@ -53,6 +54,8 @@ type Input struct {
 	Priorities           *expander.Priorities          `json:"priorities,omitempty"`
 	// CapacityBuffers are the resolved buffers.
 	CapacityBuffers []capacitybuffer.Buffer `json:"capacityBuffers,omitempty"`
+	// Demand is the inference workloads' demand for the forecast buffers.
+	Demand []forecast.Demand `json:"demand,omitempty"`
 }
 
 // Plan is autoscaler.Plan as data.
@@ -113,7 +116,7 @@ func FromLoop(in autoscaler.Input, plan autoscaler.Plan) (Record, error) {
 	rec := Record{
 		Input: Input{Now: in.Now, Snapshot: in.Snapshot.Export(), Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
 			DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
-			Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers},
+			Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers, Demand: in.Demand},
 		Plan: Plan{NextDecisionAt: plan.NextDecisionAt, Status: plan.Status},
 	}
 	for _, o := range in.Outcomes {
@@ -164,7 +167,7 @@ func (in Input) ToInput() (autoscaler.Input, error) {
 	}
 	out := autoscaler.Input{Now: in.Now, Snapshot: s, Pending: in.Pending, OtherSchedulers: in.OtherSchedulers,
 		DaemonSets: in.DaemonSets, PDBs: in.PDBs, ProvisioningRequests: in.ProvisioningRequests, Replicas: in.Replicas,
-		Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers}
+		Priorities: in.Priorities, CapacityBuffers: in.CapacityBuffers, Demand: in.Demand}
 	for _, t := range in.Outcomes {
 		o, err := untagOutcome(t)
 		if err != nil {

@@ -52,6 +52,9 @@ type Document struct {
 	// CapacityBuffers are the buffers whose placeholder pods the loop
 	// planned with, and where their chunks found room.
 	CapacityBuffers []Buffer `json:"capacityBuffers,omitempty"`
+	// Forecasts say how the forecast sized each inference workload's warm
+	// capacity (its buffer is among CapacityBuffers).
+	Forecasts []Forecast `json:"forecasts,omitempty"`
 	// Omitted says what was cut to keep the document under its size.
 	Omitted *Omitted `json:"omitted,omitempty"`
 }

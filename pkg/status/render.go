@@ -54,7 +54,7 @@ func Render(st Status, prev *Document, o RenderOptions) (*Document, string) {
 	d.Consolidation = st.Consolidation
 	d.Repair = st.Repair
 	d.BypassedSchedulers, d.OtherSchedulers = st.BypassedSchedulers, st.OtherSchedulers
-	d.CapacityBuffers = st.Buffers
+	d.CapacityBuffers, d.Forecasts = st.Buffers, st.Forecasts
 	d.NodeReasons = map[string]int{}
 	for _, n := range st.Nodes {
 		if n.State == NodeKept {

@@ -68,6 +68,32 @@ type Status struct {
 	// planned with, sorted by namespace and name. Placeholders never count
 	// in Triggered or Pending.
 	Buffers []Buffer `json:"buffers,omitempty"`
+	// Forecasts are the inference workloads whose warm capacity the
+	// forecast sized (--forecast-buffers), sorted by namespace and name.
+	Forecasts []Forecast `json:"forecasts,omitempty"`
+}
+
+// Forecast is how one loop sized an inference workload's warm capacity:
+// the demand its HPA reads, forecast one lead time ahead, in replicas,
+// less the replicas running.
+type Forecast struct {
+	// Namespace and Name are the workload; Buffer the name of the
+	// CapacityBuffer its placeholders hold room under (in Buffers).
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Buffer    string `json:"buffer"`
+	// Demand is the metric now, Forecast what it is forecast to be one
+	// lead time ahead (headroom included).
+	Demand   float64 `json:"demand"`
+	Forecast float64 `json:"forecast"`
+	// Replicas are the warm replicas held: ForecastReplicas less Running,
+	// cut by Bound ("max", "maxReplicas") when one applied.
+	ForecastReplicas int32  `json:"forecastReplicas"`
+	Running          int32  `json:"running"`
+	Replicas         int32  `json:"replicas"`
+	Bound            string `json:"bound,omitempty"`
+	// Message says why this size, in one line.
+	Message string `json:"message"`
 }
 
 // Buffer is what one loop did with a CapacityBuffer's placeholder pods.

@@ -46,8 +46,10 @@ var autoscalerClusterGrants = []grant{
 	{"apps/statefulsets", "list", ""}, {"apps/statefulsets", "watch", ""},
 	{"batch/jobs", "list", ""}, {"batch/jobs", "watch", ""},
 	// pkg/controller/capacitybuffer.go: the Deployments a CapacityBuffer's
-	// scalableRef may name (granted with capacityBuffers.enabled).
+	// scalableRef may name; pkg/controller/demand.go: the HPAs whose status
+	// the forecast buffers read, and the Deployments they scale.
 	{"apps/deployments", "list", ""}, {"apps/deployments", "watch", ""},
+	{"autoscaling/horizontalpodautoscalers", "list", ""}, {"autoscaling/horizontalpodautoscalers", "watch", ""},
 	// pkg/controller/dra.go: the resource.k8s.io/v1 informers, started
 	// where the API server serves the group.
 	{"resource.k8s.io/deviceclasses", "list", ""}, {"resource.k8s.io/deviceclasses", "watch", ""},
@@ -288,7 +290,7 @@ var clientGroups = map[string]string{
 	"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "BatchV1": "batch", "Batch": "batch",
 	"PolicyV1": "policy", "Policy": "policy", "StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io",
 	"CoordinationV1": "coordination.k8s.io", "Coordination": "coordination.k8s.io",
-	"EventsV1": "events.k8s.io", "RbacV1": "rbac.authorization.k8s.io", "AutoscalingV2": "autoscaling",
+	"EventsV1": "events.k8s.io", "RbacV1": "rbac.authorization.k8s.io", "AutoscalingV2": "autoscaling", "Autoscaling": "autoscaling",
 	"ResourceV1": "resource.k8s.io", "Resource": "resource.k8s.io",
 }
 

@@ -41,7 +41,7 @@ func TestSimulateServingRequestsAndPolicies(t *testing.T) {
 	}
 	_, err = execute(t, "simulate", "--scenario", examplePath(t, "examples/sim/llm-serving-slo.yaml"), "--no-progress",
 		"--compare", "policy=warm")
-	if err == nil || !strings.Contains(err.Error(), `policy "warm": no Deployment of scenario llm-serving-slo has it (policies: gpu-utilization, queue-depth)`) {
+	if err == nil || !strings.Contains(err.Error(), `policy "warm": no Deployment of scenario llm-serving-slo has it (policies: gpu-utilization, in-flight, queue-depth)`) {
 		t.Errorf("an unknown policy: %v", err)
 	}
 	_, err = execute(t, "simulate", "--builtin", "seed-walkthrough", "--no-progress", "--requests", trace, "--requests-format", "csv",

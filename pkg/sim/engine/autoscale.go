@@ -29,7 +29,7 @@ func (e *Engine) loop() error {
 	sel := pending.SelectTried(tried, e.opts.Autoscaler.Pending)
 	in := autoscaler.Input{Now: clock(e.now), Snapshot: e.snap, Pending: sel.Pods, OtherSchedulers: sel.OtherSchedulers,
 		DaemonSets: e.work.daemonSets, PDBs: e.pdbs(), Replicas: e.replicas(), Outcomes: e.outcomes, ProvisioningRequests: e.requestInput(),
-		CapacityBuffers: e.bufferInput()}
+		CapacityBuffers: e.bufferInput(), Demand: e.demandInput()}
 	e.outcomes = nil
 	plan, err := e.auto.Step(in)
 	if err != nil {

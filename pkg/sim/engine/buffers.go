@@ -1,9 +1,11 @@
 package engine
 
 import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/capacitybuffer"
+	"github.com/gpuscale/gpuscale/pkg/forecast"
 )
 
 // bufferInput is the scenario's CapacityBuffers resolved as the live
@@ -33,6 +35,27 @@ func (e *Engine) bufferInput() []capacitybuffer.Buffer {
 			continue
 		}
 		out = append(out, r.Buffer)
+	}
+	return out
+}
+
+// demandInput is each Deployment's demand as its HPA last read it, for
+// the forecast buffers (read from the HPA's status as live); nil unless
+// forecast buffers are on.
+func (e *Engine) demandInput() []forecast.Demand {
+	if !e.opts.Autoscaler.Forecast.Enabled {
+		return nil
+	}
+	var out []forecast.Demand
+	for _, w := range e.work.list {
+		if w.hpa == nil {
+			continue
+		}
+		h := &autoscalingv2.HorizontalPodAutoscaler{Spec: *w.cfg.Deployment.HPA, Status: w.hpa.Status()}
+		h.Namespace, h.Spec.ScaleTargetRef.Name = w.cfg.Namespace, w.cfg.Name
+		if d, ok := forecast.DemandOf(h, v1.PodTemplateSpec{Spec: w.cfg.Pod.Spec()}); ok {
+			out = append(out, d)
+		}
 	}
 	return out
 }

@@ -29,6 +29,8 @@ import (
 // so the model's history holds what the controller's would.
 type PodAutoscaler interface {
 	Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric, total int64) (desired int32, steady bool, err error)
+	// Status is the HPA's status as the last sync wrote it.
+	Status() autoscalingv2.HorizontalPodAutoscalerStatus
 }
 
 // NewPodAutoscaler builds the model for an HPA spec.
@@ -54,7 +56,11 @@ type hpaModel struct {
 	readings []hpa.Reading
 	// total marks the metrics that read the Deployment's load as one value.
 	total []bool
+	// status is what the last sync wrote.
+	status autoscalingv2.HorizontalPodAutoscalerStatus
 }
+
+func (h *hpaModel) Status() autoscalingv2.HorizontalPodAutoscalerStatus { return h.status }
 
 func (h *hpaModel) Sync(now time.Time, replicas int32, pods []*v1.Pod, metric map[string]hpa.PodMetric, total int64) (int32, bool, error) {
 	for i := range h.readings {
@@ -68,6 +74,8 @@ func (h *hpaModel) Sync(now time.Time, replicas int32, pods []*v1.Pod, metric ma
 	if err != nil {
 		return replicas, false, err
 	}
+	h.status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: int32(len(pods)), DesiredReplicas: d.DesiredReplicas,
+		CurrentMetrics: hpa.CurrentMetrics(h.m.Spec(), d.Metrics)}
 	steady := len(d.Metrics) > 0
 	for _, m := range d.Metrics {
 		if m.Err != nil || m.Proposal != replicas {

@@ -136,6 +136,17 @@ func (s *servingState) inFlight(now time.Duration) int {
 	return n
 }
 
+// waiting is the requests without a first token at now, at the router
+// and in the replicas' queues.
+func (s *servingState) waiting(now time.Duration) int {
+	s.fleet.Advance(seconds(now))
+	n := s.fleet.Held()
+	for _, st := range s.fleet.Replicas() {
+		n += st.Waiting
+	}
+	return n
+}
+
 // servingSample counts, for each serving Deployment, its requests without
 // a first token and its replicas serving (Ready, not draining).
 func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {
@@ -144,10 +155,8 @@ func (ws *workloads) servingSample(now time.Duration) (waiting, ready []int) {
 		if s == nil {
 			continue
 		}
-		s.fleet.Advance(seconds(now))
-		n, r := s.fleet.Held(), 0
+		n, r := s.waiting(now), 0
 		for _, st := range s.fleet.Replicas() {
-			n += st.Waiting
 			if st.Ready && !st.Draining {
 				r++
 			}
