@@ -29,7 +29,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/hack/tools"
 GO="${GO:-go}"
 
-KUBE_VERSION=v1.35.4 # k8s.io/kubernetes in hack/tools/go.mod
+KUBE_VERSION=v1.37.2 # k8s.io/kubernetes in hack/tools/go.mod
 KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok in hack/tools/kwok/go.mod
 PROMETHEUS_VERSION=3.15.0 # github.com/prometheus/prometheus v0.315.0 in hack/tools/prometheus/go.mod
 HELM_VERSION=v4.3.1      # helm.sh/helm/v4 in hack/tools/helm/go.mod

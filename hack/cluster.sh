@@ -29,7 +29,7 @@ export KWOK_WORKDIR="${KWOK_WORKDIR:-$ROOT/.cache/kwok}"
 CLUSTER_DIR="$KWOK_WORKDIR/clusters/$NAME"
 KUBECONFIG_PATH="$CLUSTER_DIR/kubeconfig.yaml"
 KWOKCTL_LOG="$KWOK_WORKDIR/$NAME.kwokctl.log" # kwokctl logs JSON when not on a terminal
-KUBE_VERSION=v1.35.4 # keep equal to hack/build-tools.sh
+KUBE_VERSION=v1.37.2 # keep equal to hack/build-tools.sh
 
 log() { echo "cluster: $*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -187,11 +187,12 @@ func TestOptionsValidateNamesTheOption(t *testing.T) {
 }
 
 // The inference story's HPA can take the model to zero and lift it on the
-// queue: minReplicas 0, External metrics only, the Deployment at 0.
+// queue: minReplicas 0, External metrics only, the Deployment at 1 (the
+// HPA scales up from 0 only a target it scaled to 0 itself).
 func TestInferenceObjectsScaleToZeroOnTheQueue(t *testing.T) {
 	d, h := inferenceObjects()
-	if *d.Spec.Replicas != 0 || *h.Spec.MinReplicas != 0 || h.Spec.MaxReplicas != inferenceReplicas {
-		t.Errorf("Deployment at %d, HPA %d..%d; want 0, 0..%d", *d.Spec.Replicas, *h.Spec.MinReplicas, h.Spec.MaxReplicas, inferenceReplicas)
+	if *d.Spec.Replicas != 1 || *h.Spec.MinReplicas != 0 || h.Spec.MaxReplicas != inferenceReplicas {
+		t.Errorf("Deployment at %d, HPA %d..%d; want 1, 0..%d", *d.Spec.Replicas, *h.Spec.MinReplicas, h.Spec.MaxReplicas, inferenceReplicas)
 	}
 	for i, m := range h.Spec.Metrics {
 		if m.Type != autoscalingv2.ExternalMetricSourceType || m.External.Metric.Selector.MatchLabels["model_name"] != inferenceModel {

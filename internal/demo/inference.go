@@ -21,6 +21,7 @@ import (
 	"github.com/gpuscale/gpuscale/internal/localcluster"
 	cb "github.com/gpuscale/gpuscale/pkg/capacitybuffer"
 	"github.com/gpuscale/gpuscale/pkg/gpu"
+	"github.com/gpuscale/gpuscale/pkg/hpa"
 	"github.com/gpuscale/gpuscale/pkg/inferencesim"
 )
 
@@ -43,8 +44,9 @@ const (
 	// StepWarmCapacity: a CapacityBuffer of one replica's shape made the
 	// autoscaler add a GPU node that nothing runs on.
 	StepWarmCapacity Step = "warm-capacity"
-	// StepAtZero: the model's Deployment is at 0 replicas and its HPA reads
-	// the requests (none) at the router.
+	// StepAtZero: the model's Deployment, deployed at 1 replica with no
+	// requests, was scaled to 0 by its HPA, which reads the requests (none)
+	// at the router; the warm node is the one GPU node left.
 	StepAtZero Step = "at-zero"
 	// StepFromZero: requests arrived; the HPA went 0 -> 3 and the first
 	// replica runs on the warm node.
@@ -121,7 +123,7 @@ type inferenceWalk struct {
 func (k *inferenceWalk) run(ctx context.Context) error {
 	return k.steps(ctx, []walkStep{
 		{StepWarmCapacity, "Creating CapacityBuffer " + bufferName + " (1 replica of the model's shape): the autoscaler adds a warm GPU node that nothing runs on", k.buffer},
-		{StepAtZero, "Deploying " + inferenceApp + " at 0 replicas, its HPA on the model's queue (External vllm_requests_waiting and vllm_requests_running, 4 a replica, min 0)", k.atZero},
+		{StepAtZero, "Deploying " + inferenceApp + " at 1 replica, its HPA on the model's queue (External vllm_requests_waiting and vllm_requests_running, 4 a replica, min 0): with no requests the HPA scales it to 0", k.atZero},
 		{StepFromZero, fmt.Sprintf("%d requests arrive and wait at the router: the HPA scales 0 -> %d, the first replica starts on the warm node at once", inferenceRequests, inferenceReplicas), k.fromZero},
 		{StepServing, "The other replicas wait for GPU nodes the autoscaler adds; served, the requests run and hold the replicas", k.serving},
 		{StepToZero, "The requests stop: the HPA returns to 0 after its stabilization window", k.toZero},
@@ -185,16 +187,39 @@ func (k *inferenceWalk) atZero(ctx context.Context) error {
 	if _, err := k.cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Create(ctx, h, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	// With no server there is no running series: the HPA reads the queue
-	// alone, and that is enough for it to act.
-	return k.until(ctx, "the HPA to read the queue at 0 replicas", func(ctx context.Context) (bool, string, error) {
+	// The HPA scales the idle replica to 0 itself: from Kubernetes 1.37 it
+	// scales up from 0 only a target it put there (its ScaledToZero
+	// condition), reading the queue at the router. The replica
+	// ran on the warm node, so the autoscaler added another for the
+	// buffer; one of the two is removed once the replica is gone.
+	err := k.until(ctx, "the HPA to scale the idle replica to 0 and read the queue", func(ctx context.Context) (bool, string, error) {
 		h, err := k.cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, inferenceApp, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
+		pods, err := k.appPods(ctx)
+		if err != nil {
+			return false, "", err
+		}
 		t := hpaTargets(h)
-		return !strings.HasPrefix(t, "<unknown>") && h.Status.DesiredReplicas == 0, t, nil
+		zero := slices.ContainsFunc(h.Status.Conditions, func(c autoscalingv2.HorizontalPodAutoscalerCondition) bool {
+			return c.Type == hpa.ScaledToZero && c.Status == v1.ConditionTrue
+		})
+		return zero && len(pods) == 0 && !strings.HasPrefix(t, "<unknown>") && h.Status.DesiredReplicas == 0,
+			fmt.Sprintf("%s; %s", t, podSummary(pods)), nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := k.untilGPUNodes(ctx, 1); err != nil {
+		return err
+	}
+	nodes, err := k.gpuNodes(ctx)
+	if err != nil {
+		return err
+	}
+	k.warmNode = nodes[0].Name
+	return nil
 }
 
 func (k *inferenceWalk) fromZero(ctx context.Context) error {
@@ -319,13 +344,13 @@ func inferencePod() v1.PodTemplateSpec {
 	}
 }
 
-// inferenceObjects are the model's Deployment, at 0 replicas, and its
+// inferenceObjects are the model's Deployment, at 1 replica, and its
 // HPA: minReplicas 0, 4 requests waiting and 4 running a replica, on the
 // External metrics of examples/metrics-adapter/vllm-values.yaml.
 func inferenceObjects() (*appsv1.Deployment, *autoscalingv2.HorizontalPodAutoscaler) {
-	zero := int32(0)
+	zero, one := int32(0), int32(1)
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: inferenceApp, Namespace: namespace},
-		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": inferenceApp}},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": inferenceApp}},
 			Template: inferencePod()}}
 	four := resource.MustParse("4")
 	ext := func(metric string) autoscalingv2.MetricSpec {

@@ -35,7 +35,7 @@ import (
 )
 
 // KubeVersion is the Kubernetes version of the control plane (hack/tools/go.mod).
-const KubeVersion = "v1.35.4"
+const KubeVersion = "v1.37.2"
 
 // Default timeouts of Start.
 const (

@@ -1,8 +1,8 @@
 //go:build tools
 
 // Package tools pins the Prometheus server. It is a separate module because
-// Prometheus requires k8s.io/client-go v0.37 and a much newer gRPC/OTel set
-// than k8s.io/kubernetes v1.35.4 (hack/tools) can be built with.
+// Prometheus carries its own client-go and gRPC/OTel set, apart from the one
+// k8s.io/kubernetes v1.37.2 (hack/tools) is built with.
 package tools
 
 import (

@@ -54,8 +54,15 @@ func TestDemoInferenceQuick(t *testing.T) {
 			}
 		case demo.StepAtZero:
 			want(t, step, "deployment replicas", s.replicas, int32(0))
-			// No server, no running series: the queue is the metric read.
-			want(t, step, "HPA metrics read", s.hpaMetrics, 1)
+			// The queue is read at 0 replicas (the running series of the
+			// replica that went may be read too, at 0).
+			want(t, step, "HPA reads the queue", s.hpaMetrics >= 1, true)
+			// The idle replica ran on the warm node and went: one GPU node
+			// is left, warm for the buffer (which of the two, scale-down chose).
+			want(t, step, "GPU nodes", len(s.nodes), 1)
+			if len(s.nodes) == 1 {
+				warm = s.nodes[0]
+			}
 		case demo.StepFromZero:
 			want(t, step, "deployment replicas", s.replicas, int32(3))
 			want(t, step, "a replica running on the warm node", slices.Contains(s.runningOn, warm), true)
@@ -87,17 +94,17 @@ func TestDemoInferenceQuick(t *testing.T) {
 	if !slices.Equal(stepsSeen, demo.InferenceSteps()) {
 		t.Errorf("steps %v, want %v", stepsSeen, demo.InferenceSteps())
 	}
-	// 0, up to 3, and back to 0 (through whatever the window's
-	// recommendations give on the way down).
+	// 1, scaled to 0 by the HPA, up to 3, and back to 0 (through whatever
+	// the window's recommendations give on the way down).
 	r := res.HPAReplicas
-	if len(r) < 3 || r[0] != 0 || slices.Max(r) != 3 || r[len(r)-1] != 0 {
-		t.Errorf("HPA replicas went %v, want 0, up to 3, back to 0", r)
+	if len(r) < 4 || r[0] != 1 || r[1] != 0 || slices.Max(r) != 3 || r[len(r)-1] != 0 {
+		t.Errorf("HPA replicas went %v, want 1, 0, up to 3, back to 0", r)
 	}
 	seen, removed := slices.Clone(res.Nodes.Seen), slices.Clone(res.Nodes.Removed)
 	slices.Sort(seen)
 	slices.Sort(removed)
-	if len(seen) < 3 || res.Nodes.Seen[0] != warm || !slices.Equal(seen, removed) {
-		t.Errorf("GPU nodes seen %v, removed %v: want the warm node %s first, one for each other replica, all removed", res.Nodes.Seen, res.Nodes.Removed, warm)
+	if len(seen) < 3 || !slices.Contains(seen, warm) || !slices.Equal(seen, removed) {
+		t.Errorf("GPU nodes seen %v, removed %v: want the warm node %s, one for each other replica, all removed", res.Nodes.Seen, res.Nodes.Removed, warm)
 	}
 	for _, line := range []string{"Step 7/7:", "step from-zero done in", "the first replica serves on warm node " + warm} {
 		if !strings.Contains(out.String(), line) {
