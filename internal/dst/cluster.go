@@ -38,11 +38,15 @@ const (
 	WorkloadUnreplicated
 	// WorkloadGraceful pods take 60s to terminate once evicted.
 	WorkloadGraceful
+	// WorkloadSlowStop pods take 4 minutes to terminate (a checkpoint
+	// written on the way out): a drain waits for them through several
+	// steps, and one deleted by its owner stays on its node as long.
+	WorkloadSlowStop
 	workloadKinds
 )
 
 var workloadNames = [...]string{"plain", "budget", "do-not-disrupt", "not-safe-to-evict", "local-storage",
-	"unreplicated", "graceful"}
+	"unreplicated", "graceful", "slow-stop"}
 
 func (k WorkloadKind) String() string { return workloadNames[k] }
 
@@ -66,6 +70,8 @@ func (w *World) addWorkload(name string, kind WorkloadKind, replicas int, gpu bo
 		tmpl.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	case WorkloadGraceful:
 		tmpl.Spec.TerminationGracePeriodSeconds = ptr.To[int64](60)
+	case WorkloadSlowStop:
+		tmpl.Spec.TerminationGracePeriodSeconds = ptr.To[int64](240)
 	}
 	if kind == WorkloadUnreplicated {
 		_ = w.store.Tracker().Add(freshPod(tmpl, name+"-0"))

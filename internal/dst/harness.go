@@ -142,7 +142,6 @@ type run struct {
 	old     []*process
 	serial  int
 	started time.Time
-	faultAt time.Time
 	loads   []string
 	res     Result
 }
@@ -174,6 +173,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 		}
 	}
 	w.faults.clear()
+	w.disarmCrash()
 	w.gates.openAll()
 	for k := range o.TailTicks {
 		i := len(steps) + k
@@ -194,11 +194,33 @@ func (r *run) finish() Result {
 }
 
 // settle waits for quiescence; a run that does not settle is a finding.
+// A leader that a crash killed as it tainted a node (StepKillAfterTaint)
+// is replaced by a fresh process then, and the goroutines settle again.
 func (r *run) settle(step int) bool {
 	if err := r.q.wait(); err != nil {
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
 		return true
 	}
+	if id := r.world.takeCrashed(); id != "" && id == r.leader.id {
+		return r.restart() || r.settle(step)
+	}
+	return false
+}
+
+// restart kills the leading process and starts a fresh one on the same
+// API server and cloud; true when the old one did not stop.
+func (r *run) restart() bool {
+	p := r.leader
+	r.world.kill(p.id)
+	p.cancel()
+	select {
+	case <-p.done:
+	case <-time.After(r.o.Settle):
+		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: r.world.currentStep(),
+			Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
+		return true
+	}
+	r.start()
 	return false
 }
 
@@ -300,26 +322,15 @@ func (r *run) apply(s Step) bool {
 			f.Object = pods[s.Pick%len(pods)].Name
 		}
 		w.faults.arm(f)
-		r.faultAt = r.clock.Now()
 	case StepKill:
-		p := r.leader
-		w.kill(p.id)
-		p.cancel()
-		select {
-		case <-p.done:
-		case <-time.After(r.o.Settle):
-			r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: w.currentStep(),
-				Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
-			return true
-		}
-		r.faultAt = r.clock.Now()
-		r.start()
+		return r.restart()
+	case StepKillAfterTaint:
+		w.armCrash()
 	case StepHoldWatch:
 		if s.Resource == "pods" {
 			w.holdPods()
 		}
 		w.gates.set(s.Resource, true)
-		r.faultAt = r.clock.Now()
 	case StepReleaseWatch:
 		w.gates.set(s.Resource, false)
 	case StepTakeover:
@@ -327,7 +338,6 @@ func (r *run) apply(s Step) bool {
 		w.depose(p.id)
 		p.cancel()
 		r.old = append(r.old, p)
-		r.faultAt = r.clock.Now()
 		r.start()
 	}
 	return false
@@ -348,12 +358,15 @@ func (r *run) check(step int, what string, final bool) bool {
 }
 
 func (r *run) observe(step int, final bool) Observation {
-	o := Observation{Step: step, At: r.clock.Now(), Taints: map[string]string{}, Leader: r.leader.id,
-		StartedAt: r.started, LastFault: r.faultAt, Final: final}
+	o := Observation{Step: step, At: r.clock.Now(), Taints: map[string]string{}, TaintedBy: map[string]string{}, Leader: r.leader.id,
+		StartedAt: r.started, FaultAfterStart: r.world.faults.firstHitSince(r.started), Final: final}
 	for _, n := range r.world.nodes() {
 		for _, t := range n.Spec.Taints {
 			if t.Key == disruption.TaintToBeDeleted {
 				o.Taints[n.Name] = t.Value
+				if by := r.world.taintWriter(n.Name, t.Value); by != "" {
+					o.TaintedBy[n.Name] = by
+				}
 			}
 		}
 	}

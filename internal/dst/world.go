@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/gpuscale/gpuscale/pkg/disruption"
 )
 
 var (
@@ -61,7 +63,17 @@ type World struct {
 	// staleWaiting counts the pods waiting when the pod watch was last
 	// held: a cache that lags still shows them waiting.
 	staleWaiting int
+	// crashArmed kills the next instance whose write leaves a node tainted
+	// ToBeDeleted (StepKillAfterTaint); crashed names the one killed, until
+	// the harness restarts it.
+	crashArmed bool
+	crashed    string
+	// taints are the ToBeDeleted taints the instances wrote: node -> the
+	// taint's value and its writer.
+	taints map[string]taintWrite
 }
+
+type taintWrite struct{ value, by string }
 
 type instanceState struct {
 	killed  bool
@@ -69,8 +81,8 @@ type instanceState struct {
 }
 
 func newWorld(clk *simClock, hist *History) *World {
-	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{}, gates: newGates(),
-		instances: map[string]*instanceState{}}
+	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{clock: clk}, gates: newGates(),
+		instances: map[string]*instanceState{}, taints: map[string]taintWrite{}}
 	w.store.PrependReactor("create", "pods", w.evict)
 	return w
 }
@@ -155,6 +167,10 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 		ev.Result = "applied, reply lost"
 	}
 	w.hist.add(ev)
+	if err == nil {
+		w.noteTaint(id, obj)
+		w.crashAfterTaint(id, obj)
+	}
 	if f != nil {
 		return nil, f.apiError(key, name)
 	}
@@ -234,6 +250,92 @@ func (w *World) kill(id string) {
 	w.mu.Lock()
 	w.instances[id].killed = true
 	w.mu.Unlock()
+}
+
+// armCrash kills the instance whose next write leaves a node tainted
+// ToBeDeleted, as the write lands; disarmCrash calls it off (the quiet
+// tail).
+func (w *World) armCrash() {
+	w.mu.Lock()
+	w.crashArmed = true
+	w.mu.Unlock()
+}
+
+func (w *World) disarmCrash() {
+	w.mu.Lock()
+	w.crashArmed = false
+	w.mu.Unlock()
+}
+
+// crashAfterTaint kills instance id when a crash is armed and its write
+// left obj, a node, tainted ToBeDeleted: the process dies between the
+// taint and the drain, and makes no call after.
+func (w *World) crashAfterTaint(id string, obj runtime.Object) {
+	n, ok := obj.(*v1.Node)
+	if !ok || !hasTaint(n, disruption.TaintToBeDeleted) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.crashArmed {
+		return
+	}
+	w.crashArmed = false
+	w.instances[id].killed = true
+	w.crashed = id
+}
+
+// takeCrashed names the instance a crash killed since the last call, ""
+// when none.
+func (w *World) takeCrashed() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.crashed
+	w.crashed = ""
+	return id
+}
+
+func hasTaint(n *v1.Node, key string) bool {
+	_, ok := taintValue(n, key)
+	return ok
+}
+
+func taintValue(n *v1.Node, key string) (string, bool) {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
+}
+
+// noteTaint records instance id as the writer of the ToBeDeleted taint
+// that its write left on obj, a node, when the taint is new or changed.
+func (w *World) noteTaint(id string, obj runtime.Object) {
+	n, ok := obj.(*v1.Node)
+	if !ok {
+		return
+	}
+	v, ok := taintValue(n, disruption.TaintToBeDeleted)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.taints[n.Name].value != v {
+		w.taints[n.Name] = taintWrite{value: v, by: id}
+	}
+}
+
+// taintWriter names the instance that wrote the ToBeDeleted taint of
+// value v on node, "" when unknown.
+func (w *World) taintWriter(node, v string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t := w.taints[node]; t.value == v {
+		return t.by
+	}
+	return ""
 }
 
 func (w *World) depose(id string) {
