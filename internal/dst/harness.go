@@ -174,6 +174,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	}
 	w.faults.clear()
 	w.disarmCrash()
+	w.disarmTakeover()
 	w.gates.openAll()
 	for k := range o.TailTicks {
 		i := len(steps) + k
@@ -194,8 +195,10 @@ func (r *run) finish() Result {
 }
 
 // settle waits for quiescence; a run that does not settle is a finding.
-// A leader that a crash killed as it tainted a node (StepKillAfterTaint)
-// is replaced by a fresh process then, and the goroutines settle again.
+// A leader that a crash killed as it tainted a node (StepKillAfterTaint),
+// or that lost the Lease as a drain began to wait for its pods
+// (StepTakeoverWhileDraining), is replaced by a fresh process then, and
+// the goroutines settle again.
 func (r *run) settle(step int) bool {
 	if err := r.q.wait(); err != nil {
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
@@ -203,6 +206,10 @@ func (r *run) settle(step int) bool {
 	}
 	if id := r.world.takeCrashed(); id != "" && id == r.leader.id {
 		return r.restart() || r.settle(step)
+	}
+	if id := r.world.takeDeposed(); id != "" && id == r.leader.id {
+		r.takeover()
+		return r.settle(step)
 	}
 	return false
 }
@@ -334,13 +341,21 @@ func (r *run) apply(s Step) bool {
 	case StepReleaseWatch:
 		w.gates.set(s.Resource, false)
 	case StepTakeover:
-		p := r.leader
-		w.depose(p.id)
-		p.cancel()
-		r.old = append(r.old, p)
-		r.start()
+		r.takeover()
+	case StepTakeoverWhileDraining:
+		w.armTakeover()
 	}
 	return false
+}
+
+// takeover has a second replica take the Lease: the leader's context
+// ends, and a fresh process leads at once.
+func (r *run) takeover() {
+	p := r.leader
+	r.world.depose(p.id)
+	p.cancel()
+	r.old = append(r.old, p)
+	r.start()
 }
 
 // check observes the cluster and runs the invariants; true stops the run.

@@ -135,6 +135,9 @@ func TestPlantedBugsAreFound(t *testing.T) {
 			}
 			t.Logf("found by seed %s after %s of search (%s with the compile): %s", m[1], m[2],
 				time.Since(start).Round(time.Second), m[3])
+			if all := found.FindAllString(string(out), -1); len(all) > 1 {
+				t.Logf("findings on the way:\n%s", strings.Join(all, "\n"))
+			}
 		})
 	}
 }

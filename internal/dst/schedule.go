@@ -47,10 +47,14 @@ const (
 	// next write that leaves a node tainted ToBeDeleted (between the taint
 	// and the drain), and starts a fresh one.
 	StepKillAfterTaint
+	// StepTakeoverWhileDraining has a second replica take the Lease as
+	// the leader's next drain starts waiting for its evicted pods to go.
+	StepTakeoverWhileDraining
 )
 
 var stepNames = [...]string{"Tick", "Schedule", "Register", "LoseKubelet", "AddWorkload", "DeleteWorkload",
-	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover", "HoldWatch", "ReleaseWatch", "KillAfterTaint"}
+	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover", "HoldWatch", "ReleaseWatch", "KillAfterTaint",
+	"TakeoverWhileDraining"}
 
 func (k StepKind) String() string { return stepNames[k] }
 
@@ -78,7 +82,7 @@ func (s Step) String() string {
 		return fmt.Sprintf("Fault %s (pick %d)", s.Fault, s.Pick)
 	case StepHoldWatch, StepReleaseWatch:
 		return fmt.Sprintf("%s %s", s.Kind, s.Resource)
-	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint:
+	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint, StepTakeoverWhileDraining:
 		return s.Kind.String()
 	}
 	return fmt.Sprintf("%s pick %d", s.Kind, s.Pick)
@@ -87,7 +91,8 @@ func (s Step) String() string {
 // weights of the step kinds when drawn.
 var stepWeights = [...]int{StepTick: 30, StepSchedule: 14, StepRegister: 12, StepLoseKubelet: 2,
 	StepAddWorkload: 8, StepDeleteWorkload: 5, StepFinishPod: 10, StepProtectPod: 3, StepFault: 14, StepKill: 6,
-	StepTakeover: 5, StepHoldWatch: 4, StepReleaseWatch: 4, StepKillAfterTaint: 3}
+	StepTakeover: 5, StepHoldWatch: 4, StepReleaseWatch: 4, StepKillAfterTaint: 3,
+	StepTakeoverWhileDraining: 3}
 
 // Generate draws a schedule of n steps from seed.
 func Generate(seed uint64, n int) []Step {

@@ -65,7 +65,7 @@ func ReplayTest(name string, seed uint64, steps []Step, found Violation) string 
 var (
 	stepIdents = [...]string{"StepTick", "StepSchedule", "StepRegister", "StepLoseKubelet", "StepAddWorkload",
 		"StepDeleteWorkload", "StepFinishPod", "StepProtectPod", "StepFault", "StepKill", "StepTakeover", "StepHoldWatch",
-		"StepReleaseWatch", "StepKillAfterTaint"}
+		"StepReleaseWatch", "StepKillAfterTaint", "StepTakeoverWhileDraining"}
 	workloadIdents = [...]string{"WorkloadPlain", "WorkloadBudget", "WorkloadDoNotDisrupt", "WorkloadNotSafeToEvict",
 		"WorkloadLocalStorage", "WorkloadUnreplicated", "WorkloadGraceful", "WorkloadSlowStop"}
 	faultIdents = [...]string{"FaultConflict", "FaultServerError", "FaultTimeout", "FaultLostReply", "FaultCloudFail",
@@ -93,7 +93,7 @@ func (s Step) GoString() string {
 		f = append(f, "Fault: Fault{"+strings.Join(ff, ", ")+"}", fmt.Sprintf("Pick: %d", s.Pick))
 	case StepHoldWatch, StepReleaseWatch:
 		f = append(f, fmt.Sprintf("Resource: %q", s.Resource))
-	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint:
+	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint, StepTakeoverWhileDraining:
 	default:
 		f = append(f, fmt.Sprintf("Pick: %d", s.Pick))
 	}

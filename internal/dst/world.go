@@ -68,6 +68,12 @@ type World struct {
 	// the harness restarts it.
 	crashArmed bool
 	crashed    string
+	// takeoverArmed deposes the next instance that reads a pod by name
+	// (a drain waiting for its evicted pods to go:
+	// StepTakeoverWhileDraining); deposedNow names it, until the harness
+	// starts the new leader.
+	takeoverArmed bool
+	deposedNow    string
 	// taints are the ToBeDeleted taints the instances wrote: node -> the
 	// taint's value and its writer.
 	taints map[string]taintWrite
@@ -136,6 +142,9 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 	verb := a.GetVerb()
 	write := verb == "create" || verb == "update" || verb == "patch" || verb == "delete" || verb == "delete-collection"
 	if !write {
+		if verb == "get" && res == "pods" && !deposed {
+			w.takeoverOnDrainWait(id)
+		}
 		return w.store.Invokes(a, nil)
 	}
 	if deposed {
@@ -336,6 +345,44 @@ func (w *World) taintWriter(node, v string) string {
 		return t.by
 	}
 	return ""
+}
+
+// armTakeover deposes the instance whose next read of a pod by name is
+// a drain waiting for its evicted pods; disarmTakeover calls it off.
+func (w *World) armTakeover() {
+	w.mu.Lock()
+	w.takeoverArmed = true
+	w.mu.Unlock()
+}
+
+func (w *World) disarmTakeover() {
+	w.mu.Lock()
+	w.takeoverArmed = false
+	w.mu.Unlock()
+}
+
+// takeoverOnDrainWait deposes instance id when a takeover is armed: its
+// drain has evicted and waits for the pods to go, and the Lease passes to
+// another replica then (its writes are refused from now on).
+func (w *World) takeoverOnDrainWait(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.takeoverArmed {
+		return
+	}
+	w.takeoverArmed = false
+	w.instances[id].deposed = true
+	w.deposedNow = id
+}
+
+// takeDeposed names the instance an armed takeover deposed since the last
+// call, "" when none.
+func (w *World) takeDeposed() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.deposedNow
+	w.deposedNow = ""
+	return id
 }
 
 func (w *World) depose(id string) {
