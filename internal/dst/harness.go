@@ -253,6 +253,7 @@ func (r *run) start() {
 		panic(fmt.Sprintf("controller.New: %v", err))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	r.world.leaderContext(id, cancel)
 	p := &process{id: id, cancel: cancel, done: make(chan error, 1)}
 	// A process that starts while the pod watch is held lists the pods
 	// as they are now: that is what its cache shows until the release.

@@ -84,6 +84,8 @@ type taintWrite struct{ value, by string }
 type instanceState struct {
 	killed  bool
 	deposed bool
+	// lose ends the instance's leader context (a lost Lease).
+	lose context.CancelFunc
 }
 
 func newWorld(clk *simClock, hist *History) *World {
@@ -363,16 +365,30 @@ func (w *World) disarmTakeover() {
 
 // takeoverOnDrainWait deposes instance id when a takeover is armed: its
 // drain has evicted and waits for the pods to go, and the Lease passes to
-// another replica then (its writes are refused from now on).
+// another replica then. Its leader context ends at once, as the elector
+// ends it, and its writes are refused from now on.
 func (w *World) takeoverOnDrainWait(id string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if !w.takeoverArmed {
+		w.mu.Unlock()
 		return
 	}
 	w.takeoverArmed = false
-	w.instances[id].deposed = true
+	st := w.instances[id]
+	st.deposed = true
 	w.deposedNow = id
+	w.mu.Unlock()
+	if st.lose != nil {
+		st.lose()
+	}
+}
+
+// leaderContext registers the function that ends instance id's leader
+// context.
+func (w *World) leaderContext(id string, lose context.CancelFunc) {
+	w.mu.Lock()
+	w.instances[id].lose = lose
+	w.mu.Unlock()
 }
 
 // takeDeposed names the instance an armed takeover deposed since the last
