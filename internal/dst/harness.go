@@ -129,6 +129,9 @@ type process struct {
 	id     string
 	cancel context.CancelFunc
 	done   chan error
+	// stuck marks a process that did not stop when killed: not waited
+	// for again.
+	stuck bool
 }
 
 type run struct {
@@ -223,6 +226,7 @@ func (r *run) restart() bool {
 	select {
 	case <-p.done:
 	case <-time.After(r.o.Settle):
+		p.stuck = true
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: r.world.currentStep(),
 			Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
 		return true
@@ -275,11 +279,15 @@ func (r *run) stop() {
 			p.cancel()
 		}
 	}
+	// One wait for all: a process that ignores its context (a planted
+	// bug) costs the run one Settle, not one per process.
+	deadline := time.After(r.o.Settle)
 	for _, p := range append(r.old, r.leader) {
-		if p != nil {
+		if p != nil && !p.stuck {
 			select {
 			case <-p.done:
-			case <-time.After(r.o.Settle):
+			case <-deadline:
+				return
 			}
 		}
 	}
