@@ -31,6 +31,15 @@ type WorldOptions struct {
 	MaxNodesTotal, MaxGPUs int
 	// ProvisionTime is --max-node-provision-time.
 	ProvisionTime time.Duration
+	// Spread has the scheduler place each pod on the node with the
+	// largest share of its CPU free (the kube-scheduler's default scoring,
+	// least allocated), ties to the first by name, rather than on the
+	// first that fits: pods spread over the nodes leave them underused, so
+	// drains with pods to move come often.
+	Spread bool
+	// StartNodes are the groups of the nodes registered before the run
+	// starts, one entry a node.
+	StartNodes []string
 }
 
 // Options are a run's settings.
@@ -50,6 +59,10 @@ type Options struct {
 	Invariants []Invariant
 	// Log, when set, receives the controllers' logs.
 	Log io.Writer
+	// StartWorkloads are AddWorkload steps run, with one scheduler cycle
+	// after them, before the first autoscaler starts: with StartNodes, a
+	// run begins on a cluster with nodes to drain rather than an empty one.
+	StartWorkloads []Step
 }
 
 // DefaultOptions are a small GPU cluster with short timers, so that a
@@ -58,7 +71,13 @@ func DefaultOptions() Options {
 	return Options{
 		World: WorldOptions{
 			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
-			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
+			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute, Spread: true,
+			StartNodes: []string{"cpu", "cpu", "gpu"},
+		},
+		StartWorkloads: []Step{
+			{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2},
+			{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 2},
+			{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 1, GPU: true},
 		},
 		ScanInterval: 10 * time.Second,
 		TailTicks:    60,
@@ -160,9 +179,11 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	clk := newSimClock(epoch)
 	h := &History{}
 	w := newWorld(clk, h)
+	w.spread = o.World.Spread
 	r := &run{o: o, clock: clk, hist: h, world: w, cloud: newCloud(w, o.World), q: quiescence{Timeout: o.Settle},
 		res: Result{Seed: seed, Steps: steps, History: h}}
 	defer r.stop()
+	r.warm()
 	r.start()
 	if r.settle(-1) {
 		return r.res
@@ -245,6 +266,20 @@ func (r *run) advance(step int, d time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// warm builds the cluster a run starts from, before any autoscaler runs:
+// the start nodes, registered, and the start workloads bound to them.
+func (r *run) warm() {
+	for _, g := range r.o.World.StartNodes {
+		r.cloud.addRegistered(g)
+	}
+	for _, s := range r.o.StartWorkloads {
+		r.apply(s)
+	}
+	if len(r.o.StartWorkloads) > 0 {
+		r.world.schedule()
+	}
 }
 
 // start starts a fresh autoscaler process that leads at once.

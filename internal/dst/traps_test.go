@@ -5,6 +5,14 @@ import (
 	"time"
 )
 
+// emptyStart are the default options on a cluster with no node at the
+// start.
+func emptyStart() Options {
+	o := DefaultOptions()
+	o.World.StartNodes, o.StartWorkloads = nil, nil
+	return o
+}
+
 // trapSchedule grows a node for one pod, lets the pod finish, and arms
 // trap before the empty node's removal.
 func trapSchedule(trap StepKind, workload WorkloadKind) []Step {
@@ -68,7 +76,7 @@ func handOver(t *testing.T, h *History, id, next string) (Event, Event) {
 // The process dies as its taint lands, before any drain: the next one
 // starts then and cleans the taint up.
 func TestKillAfterTaintKillsBetweenTaintAndDrain(t *testing.T) {
-	res := Run(1, trapSchedule(StepKillAfterTaint, WorkloadPlain), DefaultOptions())
+	res := Run(1, trapSchedule(StepKillAfterTaint, WorkloadPlain), emptyStart())
 	for _, v := range res.Violations {
 		t.Error(v)
 	}
@@ -81,7 +89,7 @@ func TestKillAfterTaintKillsBetweenTaintAndDrain(t *testing.T) {
 // The Lease passes as a drain starts waiting for a pod it evicted (one
 // that takes 4 minutes to stop).
 func TestTakeoverWhileDrainingDeposesAWaitingDrain(t *testing.T) {
-	res := Run(1, drainSchedule(StepTakeoverWhileDraining), DefaultOptions())
+	res := Run(1, drainSchedule(StepTakeoverWhileDraining), emptyStart())
 	for _, v := range res.Violations {
 		t.Error(v)
 	}

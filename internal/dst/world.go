@@ -66,6 +66,9 @@ type World struct {
 	// crashArmed kills the next instance whose write leaves a node tainted
 	// ToBeDeleted (StepKillAfterTaint); crashed names the one killed, until
 	// the harness restarts it.
+	// spread places a pod on the node with the most free CPU
+	// (WorldOptions.Spread).
+	spread     bool
 	crashArmed bool
 	crashed    string
 	// takeoverArmed deposes the next instance that reads a pod by name
