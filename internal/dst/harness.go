@@ -219,10 +219,10 @@ func (r *run) finish() Result {
 }
 
 // settle waits for quiescence; a run that does not settle is a finding.
-// A leader that a crash killed as it tainted a node (StepKillAfterTaint),
-// or that lost the Lease as a drain began to wait for its pods
-// (StepTakeoverWhileDraining), is replaced by a fresh process then, and
-// the goroutines settle again.
+// A leader that a crash killed as it tainted a node (StepKillAfterTaint)
+// is replaced by a fresh process then, and one whose drain began to wait
+// for a pod to terminate (StepTakeoverWhileDraining) loses the Lease to a
+// second replica; the goroutines settle again.
 func (r *run) settle(step int) bool {
 	if err := r.q.wait(); err != nil {
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
@@ -231,7 +231,7 @@ func (r *run) settle(step int) bool {
 	if id := r.world.takeCrashed(); id != "" && id == r.leader.id {
 		return r.restart() || r.settle(step)
 	}
-	if id := r.world.takeDeposed(); id != "" && id == r.leader.id {
+	if id := r.world.takeWaiting(); id != "" && id == r.leader.id {
 		r.takeover()
 		return r.settle(step)
 	}
@@ -292,7 +292,6 @@ func (r *run) start() {
 		panic(fmt.Sprintf("controller.New: %v", err))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.world.leaderContext(id, cancel)
 	p := &process{id: id, cancel: cancel, done: make(chan error, 1)}
 	// A process that starts while the pod watch is held lists the pods
 	// as they are now: that is what its cache shows until the release.

@@ -47,8 +47,9 @@ const (
 	// next write that leaves a node tainted ToBeDeleted (between the taint
 	// and the drain), and starts a fresh one.
 	StepKillAfterTaint
-	// StepTakeoverWhileDraining has a second replica take the Lease as
-	// the leader's next drain starts waiting for its evicted pods to go.
+	// StepTakeoverWhileDraining has a second replica take the Lease once
+	// the leader's next drain waits for a pod to terminate (when the
+	// goroutines settle after it began to).
 	StepTakeoverWhileDraining
 )
 

@@ -71,12 +71,12 @@ type World struct {
 	spread     bool
 	crashArmed bool
 	crashed    string
-	// takeoverArmed deposes the next instance that reads a pod by name
-	// (a drain waiting for its evicted pods to go:
-	// StepTakeoverWhileDraining); deposedNow names it, until the harness
-	// starts the new leader.
+	// takeoverArmed marks for deposition the next instance that reads a
+	// terminating pod by name (a drain waiting for the pods it evicted:
+	// StepTakeoverWhileDraining); waiting names it, until the harness
+	// hands the Lease over.
 	takeoverArmed bool
-	deposedNow    string
+	waiting       string
 	// taints are the ToBeDeleted taints the instances wrote: node -> the
 	// taint's value and its writer.
 	taints map[string]taintWrite
@@ -87,8 +87,6 @@ type taintWrite struct{ value, by string }
 type instanceState struct {
 	killed  bool
 	deposed bool
-	// lose ends the instance's leader context (a lost Lease).
-	lose context.CancelFunc
 }
 
 func newWorld(clk *simClock, hist *History) *World {
@@ -147,10 +145,11 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 	verb := a.GetVerb()
 	write := verb == "create" || verb == "update" || verb == "patch" || verb == "delete" || verb == "delete-collection"
 	if !write {
-		if verb == "get" && res == "pods" && !deposed {
-			w.takeoverOnDrainWait(id)
+		obj, err := w.store.Invokes(a, nil)
+		if p, ok := obj.(*v1.Pod); ok && err == nil && verb == "get" && p.DeletionTimestamp != nil && !deposed {
+			w.drainWaits(id)
 		}
-		return w.store.Invokes(a, nil)
+		return obj, err
 	}
 	if deposed {
 		// The fake clientset drops the caller's context: a deposed
@@ -352,8 +351,9 @@ func (w *World) taintWriter(node, v string) string {
 	return ""
 }
 
-// armTakeover deposes the instance whose next read of a pod by name is
-// a drain waiting for its evicted pods; disarmTakeover calls it off.
+// armTakeover marks for deposition the instance whose next read of a
+// terminating pod by name is a drain waiting for the pods it evicted;
+// disarmTakeover calls it off.
 func (w *World) armTakeover() {
 	w.mu.Lock()
 	w.takeoverArmed = true
@@ -366,41 +366,26 @@ func (w *World) disarmTakeover() {
 	w.mu.Unlock()
 }
 
-// takeoverOnDrainWait deposes instance id when a takeover is armed: its
-// drain has evicted and waits for the pods to go, and the Lease passes to
-// another replica then. Its leader context ends at once, as the elector
-// ends it, and its writes are refused from now on.
-func (w *World) takeoverOnDrainWait(id string) {
-	w.mu.Lock()
-	if !w.takeoverArmed {
-		w.mu.Unlock()
-		return
-	}
-	w.takeoverArmed = false
-	st := w.instances[id]
-	st.deposed = true
-	w.deposedNow = id
-	w.mu.Unlock()
-	if st.lose != nil {
-		st.lose()
-	}
-}
-
-// leaderContext registers the function that ends instance id's leader
-// context.
-func (w *World) leaderContext(id string, lose context.CancelFunc) {
-	w.mu.Lock()
-	w.instances[id].lose = lose
-	w.mu.Unlock()
-}
-
-// takeDeposed names the instance an armed takeover deposed since the last
-// call, "" when none.
-func (w *World) takeDeposed() string {
+// drainWaits notes, when a takeover is armed, that instance id has a
+// drain waiting for a pod to terminate. The harness hands the Lease over
+// once the goroutines settle, not here: concurrent drains of one batch
+// are then where they would be in any interleaving.
+func (w *World) drainWaits(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	id := w.deposedNow
-	w.deposedNow = ""
+	if w.takeoverArmed {
+		w.takeoverArmed = false
+		w.waiting = id
+	}
+}
+
+// takeWaiting names the instance whose drain a takeover caught waiting
+// since the last call, "" when none.
+func (w *World) takeWaiting() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.waiting
+	w.waiting = ""
 	return id
 }
 
