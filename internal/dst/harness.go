@@ -71,7 +71,7 @@ func DefaultOptions() Options {
 	return Options{
 		World: WorldOptions{
 			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
-			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute, Spread: true,
+			MaxNodesTotal: 4, MaxGPUs: 6, ProvisionTime: 3 * time.Minute, Spread: true,
 			StartNodes: []string{"cpu", "cpu", "gpu"},
 		},
 		StartWorkloads: []Step{

@@ -71,6 +71,9 @@ type World struct {
 	spread     bool
 	crashArmed bool
 	crashed    string
+	// crashGate holds the write a crash came at until the harness kills
+	// its instance.
+	crashGate chan struct{}
 	// takeoverArmed marks for deposition the next instance that reads a
 	// terminating pod by name (a drain waiting for the pods it evicted:
 	// StepTakeoverWhileDraining); waiting names it, until the harness
@@ -182,7 +185,9 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 	w.hist.add(ev)
 	if err == nil {
 		w.noteTaint(id, obj)
-		w.crashAfterTaint(id, obj)
+		if w.crashAfterTaint(id, obj) {
+			return nil, fmt.Errorf("instance %s was killed", id)
+		}
 	}
 	if f != nil {
 		return nil, f.apiError(key, name)
@@ -262,6 +267,10 @@ func (w *World) setStep(i int) {
 func (w *World) kill(id string) {
 	w.mu.Lock()
 	w.instances[id].killed = true
+	if w.crashGate != nil {
+		close(w.crashGate)
+		w.crashGate = nil
+	}
 	w.mu.Unlock()
 }
 
@@ -280,22 +289,29 @@ func (w *World) disarmCrash() {
 	w.mu.Unlock()
 }
 
-// crashAfterTaint kills instance id when a crash is armed and its write
-// left obj, a node, tainted ToBeDeleted: the process dies between the
-// taint and the drain, and makes no call after.
-func (w *World) crashAfterTaint(id string, obj runtime.Object) {
+// crashAfterTaint, when a crash is armed and instance id's write left
+// obj, a node, tainted ToBeDeleted, holds the write's reply until the
+// harness kills the instance, and reports true: the process dies between
+// the taint and the drain, and makes no call after. The kill waits for the
+// other goroutines to settle, so that what they did meanwhile does not
+// depend on their order.
+func (w *World) crashAfterTaint(id string, obj runtime.Object) bool {
 	n, ok := obj.(*v1.Node)
 	if !ok || !hasTaint(n, disruption.TaintToBeDeleted) {
-		return
+		return false
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if !w.crashArmed {
-		return
+		w.mu.Unlock()
+		return false
 	}
 	w.crashArmed = false
-	w.instances[id].killed = true
 	w.crashed = id
+	gate := make(chan struct{})
+	w.crashGate = gate
+	w.mu.Unlock()
+	<-gate
+	return true
 }
 
 // takeCrashed names the instance a crash killed since the last call, ""
