@@ -3,6 +3,8 @@ package dst
 import (
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // emptyStart are the default options on a cluster with no node at the
@@ -105,5 +107,37 @@ func TestTakeoverWhileDrainingDeposesAWaitingDrain(t *testing.T) {
 	}
 	if wait := lead.At.Sub(evicted.At); wait < 0 || wait >= 4*time.Minute {
 		t.Errorf("the takeover came %s after the eviction, want within the pod's 4 minutes of grace", wait)
+	}
+}
+
+// A node deleted while its pod terminates loses the pod with it, unless
+// the pod's grace period is over (the kubelet model ends such pods only at
+// the next tick).
+func TestPodPastItsGraceIsNotLostWithItsNode(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		after time.Duration
+		lost  bool
+	}{
+		{"within its grace period", 239 * time.Second, true},
+		{"past its grace period", 240 * time.Second, false},
+	} {
+		clk := newSimClock(epoch)
+		h := &History{}
+		w := newWorld(clk, h)
+		cloud := newCloud(w, emptyStart().World)
+		cloud.addRegistered("cpu")
+		w.addWorkload("w1", WorkloadSlowStop, 1, false)
+		w.schedule()
+		w.deleteWorkload("w1")
+		clk.fireNext(epoch.Add(c.after)) // nothing waits: the clock moves there
+		node := w.nodes()[0]
+		if err := cloud.delete("a", "cpu", []*v1.Node{node}); err != nil {
+			t.Fatal(err)
+		}
+		got := NoPodLostWithItsNode(h, 0)
+		if (len(got) > 0) != c.lost {
+			t.Errorf("%s: %q, want lost=%v", c.name, got, c.lost)
+		}
 	}
 }
