@@ -249,7 +249,11 @@ func (c *Cloud) delete(by, group string, nodes []*v1.Node) error {
 		var facts []PodFact
 		for _, p := range w.podsOn(in.node) {
 			f := factOf(p)
-			if !f.Terminal && !isDaemonPod(p) {
+			// A pod past its grace period has had it: the kubelet model
+			// ends such pods only at the next tick, later than a real
+			// kubelet, and the drain takes one past its grace and the
+			// long-terminating margin for gone, as upstream's does.
+			if !f.Terminal && !isDaemonPod(p) && !graceOver(p, w.clock.Now()) {
 				facts = append(facts, f)
 			}
 			_ = w.store.Tracker().Delete(podsResource, p.Namespace, p.Name)
@@ -288,6 +292,12 @@ func (c *Cloud) decrease(group string, delta int) error {
 func fitsGroup(p *v1.Pod, g GroupSpec) bool {
 	gpu := p.Spec.Containers[0].Resources.Requests.Name("nvidia.com/gpu", "0")
 	return gpu.IsZero() || g.GPUs > 0
+}
+
+// graceOver reports whether p is terminating and its grace period has
+// ended at now.
+func graceOver(p *v1.Pod, now time.Time) bool {
+	return p.DeletionTimestamp != nil && !now.Before(p.DeletionTimestamp.Add(time.Duration(podGrace(p))*time.Second))
 }
 
 func isDaemonPod(p *v1.Pod) bool {

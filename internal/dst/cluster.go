@@ -2,7 +2,6 @@ package dst
 
 import (
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -38,11 +37,15 @@ const (
 	WorkloadUnreplicated
 	// WorkloadGraceful pods take 60s to terminate once evicted.
 	WorkloadGraceful
+	// WorkloadSlowStop pods take 4 minutes to terminate (a checkpoint
+	// written on the way out): a drain waits for them through several
+	// steps, and one deleted by its owner stays on its node as long.
+	WorkloadSlowStop
 	workloadKinds
 )
 
 var workloadNames = [...]string{"plain", "budget", "do-not-disrupt", "not-safe-to-evict", "local-storage",
-	"unreplicated", "graceful"}
+	"unreplicated", "graceful", "slow-stop"}
 
 func (k WorkloadKind) String() string { return workloadNames[k] }
 
@@ -66,6 +69,8 @@ func (w *World) addWorkload(name string, kind WorkloadKind, replicas int, gpu bo
 		tmpl.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	case WorkloadGraceful:
 		tmpl.Spec.TerminationGracePeriodSeconds = ptr.To[int64](60)
+	case WorkloadSlowStop:
+		tmpl.Spec.TerminationGracePeriodSeconds = ptr.To[int64](240)
 	}
 	if kind == WorkloadUnreplicated {
 		_ = w.store.Tracker().Add(freshPod(tmpl, name+"-0"))
@@ -185,11 +190,20 @@ func (w *World) schedule() {
 		}
 	}
 	for _, p := range w.unboundPods() {
-		node := ""
+		node, room := "", -1.0
 		for _, n := range nodes {
-			if schedulable(n) && fits(n, used[n.Name], p) {
+			if !schedulable(n) || !fits(n, used[n.Name], p) {
+				continue
+			}
+			if !w.spread {
 				node = n.Name
 				break
+			}
+			u := used[n.Name]
+			alloc := n.Status.Allocatable.Cpu().MilliValue()
+			free := float64(alloc-u.Cpu().MilliValue()) / float64(alloc)
+			if free > room {
+				node, room = n.Name, free
 			}
 		}
 		if node == "" {
@@ -283,6 +297,18 @@ func (c *Cloud) register(pick int) string {
 	return n.Name
 }
 
+// addRegistered adds an instance of group whose Node is registered now
+// (the cluster a run starts from).
+func (c *Cloud) addRegistered(group string) {
+	c.mu.Lock()
+	c.serial++
+	c.instances = append(c.instances, &cloudInstance{id: fmt.Sprintf("%s-%d", group, c.serial), group: group,
+		created: c.world.clock.Now()})
+	c.groups[group].target++
+	c.mu.Unlock()
+	c.registerAll()
+}
+
 // registerAll registers every instance whose kubelet will come.
 func (c *Cloud) registerAll() {
 	for c.register(0) != "" {
@@ -313,10 +339,7 @@ func (c *Cloud) loseKubelet(pick int) string {
 func (w *World) endTerminations() {
 	now := w.clock.Now()
 	for _, p := range w.pods() {
-		if p.DeletionTimestamp == nil {
-			continue
-		}
-		if !now.Before(p.DeletionTimestamp.Add(time.Duration(podGrace(p)) * time.Second)) {
+		if graceOver(p, now) {
 			_ = w.store.Tracker().Delete(podsResource, p.Namespace, p.Name)
 		}
 	}

@@ -98,9 +98,25 @@ func (f *Fault) cloudError(method string) error {
 
 // faultBook holds the armed faults and counts those injected.
 type faultBook struct {
+	clock    *simClock
 	mu       sync.Mutex
 	armed    []*Fault
 	injected map[FaultKind]int
+	// hits are the virtual times at which a fault met a call, in order.
+	hits []time.Time
+}
+
+// firstHitSince is when a fault first met a call at or after t (zero when
+// none has).
+func (b *faultBook) firstHitSince(t time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, h := range b.hits {
+		if !h.Before(t) {
+			return h
+		}
+	}
+	return time.Time{}
 }
 
 func (b *faultBook) arm(f Fault) {
@@ -127,6 +143,9 @@ func (b *faultBook) take(target, object string, api bool) *Fault {
 			b.injected = map[FaultKind]int{}
 		}
 		b.injected[f.Kind]++
+		if b.clock != nil {
+			b.hits = append(b.hits, b.clock.Now())
+		}
 		c := *f
 		return &c
 	}

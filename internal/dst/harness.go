@@ -31,6 +31,15 @@ type WorldOptions struct {
 	MaxNodesTotal, MaxGPUs int
 	// ProvisionTime is --max-node-provision-time.
 	ProvisionTime time.Duration
+	// Spread has the scheduler place each pod on the node with the
+	// largest share of its CPU free (the kube-scheduler's default scoring,
+	// least allocated), ties to the first by name, rather than on the
+	// first that fits: pods spread over the nodes leave them underused, so
+	// drains with pods to move come often.
+	Spread bool
+	// StartNodes are the groups of the nodes registered before the run
+	// starts, one entry a node.
+	StartNodes []string
 }
 
 // Options are a run's settings.
@@ -50,6 +59,10 @@ type Options struct {
 	Invariants []Invariant
 	// Log, when set, receives the controllers' logs.
 	Log io.Writer
+	// StartWorkloads are AddWorkload steps run, with one scheduler cycle
+	// after them, before the first autoscaler starts: with StartNodes, a
+	// run begins on a cluster with nodes to drain rather than an empty one.
+	StartWorkloads []Step
 }
 
 // DefaultOptions are a small GPU cluster with short timers, so that a
@@ -58,7 +71,13 @@ func DefaultOptions() Options {
 	return Options{
 		World: WorldOptions{
 			Groups:        []GroupSpec{{ID: "cpu", Max: 4, CPUs: 4}, {ID: "gpu", Max: 4, CPUs: 8, GPUs: 2}},
-			MaxNodesTotal: 5, MaxGPUs: 6, ProvisionTime: 3 * time.Minute,
+			MaxNodesTotal: 4, MaxGPUs: 6, ProvisionTime: 3 * time.Minute, Spread: true,
+			StartNodes: []string{"cpu", "cpu", "gpu"},
+		},
+		StartWorkloads: []Step{
+			{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 2},
+			{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 2},
+			{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 1, GPU: true},
 		},
 		ScanInterval: 10 * time.Second,
 		TailTicks:    60,
@@ -129,6 +148,9 @@ type process struct {
 	id     string
 	cancel context.CancelFunc
 	done   chan error
+	// stuck marks a process that did not stop when killed: not waited
+	// for again.
+	stuck bool
 }
 
 type run struct {
@@ -142,7 +164,6 @@ type run struct {
 	old     []*process
 	serial  int
 	started time.Time
-	faultAt time.Time
 	loads   []string
 	res     Result
 }
@@ -158,9 +179,11 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	clk := newSimClock(epoch)
 	h := &History{}
 	w := newWorld(clk, h)
+	w.spread = o.World.Spread
 	r := &run{o: o, clock: clk, hist: h, world: w, cloud: newCloud(w, o.World), q: quiescence{Timeout: o.Settle},
 		res: Result{Seed: seed, Steps: steps, History: h}}
 	defer r.stop()
+	r.warm()
 	r.start()
 	if r.settle(-1) {
 		return r.res
@@ -174,6 +197,8 @@ func Run(seed uint64, steps []Step, o Options) Result {
 		}
 	}
 	w.faults.clear()
+	w.disarmCrash()
+	w.disarmTakeover()
 	w.gates.openAll()
 	for k := range o.TailTicks {
 		i := len(steps) + k
@@ -194,11 +219,40 @@ func (r *run) finish() Result {
 }
 
 // settle waits for quiescence; a run that does not settle is a finding.
+// A leader that a crash killed as it tainted a node (StepKillAfterTaint)
+// is replaced by a fresh process then, and one whose drain began to wait
+// for a pod to terminate (StepTakeoverWhileDraining) loses the Lease to a
+// second replica; the goroutines settle again.
 func (r *run) settle(step int) bool {
 	if err := r.q.wait(); err != nil {
 		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: step, Detail: err.Error()})
 		return true
 	}
+	if id := r.world.takeCrashed(); id != "" && id == r.leader.id {
+		return r.restart() || r.settle(step)
+	}
+	if id := r.world.takeWaiting(); id != "" && id == r.leader.id {
+		r.takeover()
+		return r.settle(step)
+	}
+	return false
+}
+
+// restart kills the leading process and starts a fresh one on the same
+// API server and cloud; true when the old one did not stop.
+func (r *run) restart() bool {
+	p := r.leader
+	r.world.kill(p.id)
+	p.cancel()
+	select {
+	case <-p.done:
+	case <-time.After(r.o.Settle):
+		p.stuck = true
+		r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: r.world.currentStep(),
+			Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
+		return true
+	}
+	r.start()
 	return false
 }
 
@@ -212,6 +266,20 @@ func (r *run) advance(step int, d time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// warm builds the cluster a run starts from, before any autoscaler runs:
+// the start nodes, registered, and the start workloads bound to them.
+func (r *run) warm() {
+	for _, g := range r.o.World.StartNodes {
+		r.cloud.addRegistered(g)
+	}
+	for _, s := range r.o.StartWorkloads {
+		r.apply(s)
+	}
+	if len(r.o.StartWorkloads) > 0 {
+		r.world.schedule()
+	}
 }
 
 // start starts a fresh autoscaler process that leads at once.
@@ -245,11 +313,15 @@ func (r *run) stop() {
 			p.cancel()
 		}
 	}
+	// One wait for all: a process that ignores its context (a planted
+	// bug) costs the run one Settle, not one per process.
+	deadline := time.After(r.o.Settle)
 	for _, p := range append(r.old, r.leader) {
-		if p != nil {
+		if p != nil && !p.stuck {
 			select {
 			case <-p.done:
-			case <-time.After(r.o.Settle):
+			case <-deadline:
+				return
 			}
 		}
 	}
@@ -300,37 +372,33 @@ func (r *run) apply(s Step) bool {
 			f.Object = pods[s.Pick%len(pods)].Name
 		}
 		w.faults.arm(f)
-		r.faultAt = r.clock.Now()
 	case StepKill:
-		p := r.leader
-		w.kill(p.id)
-		p.cancel()
-		select {
-		case <-p.done:
-		case <-time.After(r.o.Settle):
-			r.res.Violations = append(r.res.Violations, Violation{Invariant: "Settles", Step: w.currentStep(),
-				Detail: fmt.Sprintf("%s did not stop within %s of its context ending", p.id, r.o.Settle)})
-			return true
-		}
-		r.faultAt = r.clock.Now()
-		r.start()
+		return r.restart()
+	case StepKillAfterTaint:
+		w.armCrash()
 	case StepHoldWatch:
 		if s.Resource == "pods" {
 			w.holdPods()
 		}
 		w.gates.set(s.Resource, true)
-		r.faultAt = r.clock.Now()
 	case StepReleaseWatch:
 		w.gates.set(s.Resource, false)
 	case StepTakeover:
-		p := r.leader
-		w.depose(p.id)
-		p.cancel()
-		r.old = append(r.old, p)
-		r.faultAt = r.clock.Now()
-		r.start()
+		r.takeover()
+	case StepTakeoverWhileDraining:
+		w.armTakeover()
 	}
 	return false
+}
+
+// takeover has a second replica take the Lease: the leader's context
+// ends, and a fresh process leads at once.
+func (r *run) takeover() {
+	p := r.leader
+	r.world.depose(p.id)
+	p.cancel()
+	r.old = append(r.old, p)
+	r.start()
 }
 
 // check observes the cluster and runs the invariants; true stops the run.
@@ -348,12 +416,15 @@ func (r *run) check(step int, what string, final bool) bool {
 }
 
 func (r *run) observe(step int, final bool) Observation {
-	o := Observation{Step: step, At: r.clock.Now(), Taints: map[string]string{}, Leader: r.leader.id,
-		StartedAt: r.started, LastFault: r.faultAt, Final: final}
+	o := Observation{Step: step, At: r.clock.Now(), Taints: map[string]string{}, TaintedBy: map[string]string{}, Leader: r.leader.id,
+		StartedAt: r.started, FaultAfterStart: r.world.faults.firstHitSince(r.started), Final: final}
 	for _, n := range r.world.nodes() {
 		for _, t := range n.Spec.Taints {
 			if t.Key == disruption.TaintToBeDeleted {
 				o.Taints[n.Name] = t.Value
+				if by := r.world.taintWriter(n.Name, t.Value); by != "" {
+					o.TaintedBy[n.Name] = by
+				}
 			}
 		}
 	}

@@ -100,12 +100,15 @@ type Observation struct {
 	// Taints are the ToBeDeleted taints on nodes: node -> value (the
 	// Unix time the taint was put).
 	Taints map[string]string
+	// TaintedBy names the instance that wrote each of those taints, where
+	// the API server model saw the write.
+	TaintedBy map[string]string
 	// Leader is the instance that holds the Lease, StartedAt when it
-	// started; LastFault is when the last fault was armed or a process
-	// killed (zero when none).
-	Leader    string
-	StartedAt time.Time
-	LastFault time.Time
+	// started; FaultAfterStart is when a fault first met a call (of any
+	// instance) at or after StartedAt, zero when none has.
+	Leader          string
+	StartedAt       time.Time
+	FaultAfterStart time.Time
 	// FaultsOver reports that no fault is armed any more and the schedule
 	// has reached its quiet tail.
 	FaultsOver bool

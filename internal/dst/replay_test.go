@@ -15,6 +15,8 @@ func firstOptions() Options {
 	o := DefaultOptions()
 	o.UtilizationThreshold = 0.5
 	o.World.MaxNodesTotal = 6
+	o.World.Spread = false
+	o.World.StartNodes, o.StartWorkloads = nil, nil
 	return o
 }
 

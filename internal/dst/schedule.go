@@ -43,10 +43,19 @@ const (
 	StepHoldWatch
 	// StepReleaseWatch delivers the events held back for Resource.
 	StepReleaseWatch
+	// StepKillAfterTaint kills the autoscaler process right after its
+	// next write that leaves a node tainted ToBeDeleted (between the taint
+	// and the drain), and starts a fresh one.
+	StepKillAfterTaint
+	// StepTakeoverWhileDraining has a second replica take the Lease once
+	// the leader's next drain waits for a pod to terminate (when the
+	// goroutines settle after it began to).
+	StepTakeoverWhileDraining
 )
 
 var stepNames = [...]string{"Tick", "Schedule", "Register", "LoseKubelet", "AddWorkload", "DeleteWorkload",
-	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover", "HoldWatch", "ReleaseWatch"}
+	"FinishPod", "ProtectPod", "Fault", "Kill", "Takeover", "HoldWatch", "ReleaseWatch", "KillAfterTaint",
+	"TakeoverWhileDraining"}
 
 func (k StepKind) String() string { return stepNames[k] }
 
@@ -74,7 +83,7 @@ func (s Step) String() string {
 		return fmt.Sprintf("Fault %s (pick %d)", s.Fault, s.Pick)
 	case StepHoldWatch, StepReleaseWatch:
 		return fmt.Sprintf("%s %s", s.Kind, s.Resource)
-	case StepSchedule, StepKill, StepTakeover:
+	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint, StepTakeoverWhileDraining:
 		return s.Kind.String()
 	}
 	return fmt.Sprintf("%s pick %d", s.Kind, s.Pick)
@@ -83,7 +92,8 @@ func (s Step) String() string {
 // weights of the step kinds when drawn.
 var stepWeights = [...]int{StepTick: 30, StepSchedule: 14, StepRegister: 12, StepLoseKubelet: 2,
 	StepAddWorkload: 8, StepDeleteWorkload: 5, StepFinishPod: 10, StepProtectPod: 3, StepFault: 14, StepKill: 6,
-	StepTakeover: 5, StepHoldWatch: 4, StepReleaseWatch: 4}
+	StepTakeover: 5, StepHoldWatch: 4, StepReleaseWatch: 4, StepKillAfterTaint: 3,
+	StepTakeoverWhileDraining: 3}
 
 // Generate draws a schedule of n steps from seed.
 func Generate(seed uint64, n int) []Step {
@@ -111,7 +121,7 @@ func Generate(seed uint64, n int) []Step {
 			// Half the workloads move freely, so that drains evict.
 			s.Workload = WorkloadKind(r.IntN(2 * int(workloadKinds)))
 			if s.Workload >= workloadKinds {
-				s.Workload = []WorkloadKind{WorkloadPlain, WorkloadGraceful}[s.Workload%2]
+				s.Workload = movesFreely[int(s.Workload-workloadKinds)%len(movesFreely)]
 			}
 			s.Replicas = 1 + r.IntN(3)
 			s.GPU = r.IntN(2) > 0
@@ -126,6 +136,8 @@ func Generate(seed uint64, n int) []Step {
 }
 
 var (
+	// movesFreely are the workload kinds whose pods a drain may evict.
+	movesFreely      = [...]WorkloadKind{WorkloadPlain, WorkloadGraceful, WorkloadSlowStop}
 	watchedResources = [...]string{"pods", "nodes"}
 	apiTargets       = [...]string{"nodes", "nodes", "pods/eviction", "configmaps"}
 	cloudTargets     = [...]string{"IncreaseSize", "DeleteNodes", "DecreaseTargetSize", "Refresh"}

@@ -3,6 +3,7 @@ package dst
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -19,8 +20,11 @@ type SearchOptions struct {
 	Time time.Duration
 	// ShrinkRuns bounds the runs spent shrinking each finding.
 	ShrinkRuns int
-	// StopAtFirst ends the search at the first finding.
+	// StopAtFirst ends the search at the first finding, or, with StopOn,
+	// at the first of an invariant StopOn matches (a planted bug may break
+	// another one first).
 	StopAtFirst bool
+	StopOn      *regexp.Regexp
 	Run         Options
 }
 
@@ -78,7 +82,7 @@ func Search(o SearchOptions) Report {
 			f.Replay = ReplayTest(fmt.Sprintf("TestReplaySeed%d", seed), seed, small, f.Violation)
 		}
 		rep.Findings = append(rep.Findings, f)
-		if o.StopAtFirst {
+		if o.StopAtFirst && (o.StopOn == nil || o.StopOn.MatchString(v.Invariant)) {
 			break
 		}
 	}

@@ -65,9 +65,9 @@ func ReplayTest(name string, seed uint64, steps []Step, found Violation) string 
 var (
 	stepIdents = [...]string{"StepTick", "StepSchedule", "StepRegister", "StepLoseKubelet", "StepAddWorkload",
 		"StepDeleteWorkload", "StepFinishPod", "StepProtectPod", "StepFault", "StepKill", "StepTakeover", "StepHoldWatch",
-		"StepReleaseWatch"}
+		"StepReleaseWatch", "StepKillAfterTaint", "StepTakeoverWhileDraining"}
 	workloadIdents = [...]string{"WorkloadPlain", "WorkloadBudget", "WorkloadDoNotDisrupt", "WorkloadNotSafeToEvict",
-		"WorkloadLocalStorage", "WorkloadUnreplicated", "WorkloadGraceful"}
+		"WorkloadLocalStorage", "WorkloadUnreplicated", "WorkloadGraceful", "WorkloadSlowStop"}
 	faultIdents = [...]string{"FaultConflict", "FaultServerError", "FaultTimeout", "FaultLostReply", "FaultCloudFail",
 		"FaultCloudThrottle", "FaultCloudLate", "FaultCloudLostReply"}
 )
@@ -93,7 +93,7 @@ func (s Step) GoString() string {
 		f = append(f, "Fault: Fault{"+strings.Join(ff, ", ")+"}", fmt.Sprintf("Pick: %d", s.Pick))
 	case StepHoldWatch, StepReleaseWatch:
 		f = append(f, fmt.Sprintf("Resource: %q", s.Resource))
-	case StepSchedule, StepKill, StepTakeover:
+	case StepSchedule, StepKill, StepTakeover, StepKillAfterTaint, StepTakeoverWhileDraining:
 	default:
 		f = append(f, fmt.Sprintf("Pick: %d", s.Pick))
 	}

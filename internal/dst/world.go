@@ -61,7 +61,29 @@ type World struct {
 	// staleWaiting counts the pods waiting when the pod watch was last
 	// held: a cache that lags still shows them waiting.
 	staleWaiting int
+	// crashArmed kills the next instance whose write leaves a node tainted
+	// ToBeDeleted (StepKillAfterTaint); crashed names the one killed, until
+	// the harness restarts it.
+	// spread places a pod on the node with the most free CPU
+	// (WorldOptions.Spread).
+	spread     bool
+	crashArmed bool
+	crashed    string
+	// crashGate holds the write a crash came at until the harness kills
+	// its instance.
+	crashGate chan struct{}
+	// takeoverArmed marks for deposition the next instance that reads a
+	// terminating pod by name (a drain waiting for the pods it evicted:
+	// StepTakeoverWhileDraining); waiting names it, until the harness
+	// hands the Lease over.
+	takeoverArmed bool
+	waiting       string
+	// taints are the ToBeDeleted taints the instances wrote: node -> the
+	// taint's value and its writer.
+	taints map[string]taintWrite
 }
+
+type taintWrite struct{ value, by string }
 
 type instanceState struct {
 	killed  bool
@@ -69,8 +91,8 @@ type instanceState struct {
 }
 
 func newWorld(clk *simClock, hist *History) *World {
-	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{}, gates: newGates(),
-		instances: map[string]*instanceState{}}
+	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{clock: clk}, gates: newGates(),
+		instances: map[string]*instanceState{}, taints: map[string]taintWrite{}}
 	w.store.PrependReactor("create", "pods", w.evict)
 	return w
 }
@@ -124,7 +146,11 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 	verb := a.GetVerb()
 	write := verb == "create" || verb == "update" || verb == "patch" || verb == "delete" || verb == "delete-collection"
 	if !write {
-		return w.store.Invokes(a, nil)
+		obj, err := w.store.Invokes(a, nil)
+		if p, ok := obj.(*v1.Pod); ok && err == nil && verb == "get" && p.DeletionTimestamp != nil && !deposed {
+			w.drainWaits(id)
+		}
+		return obj, err
 	}
 	if deposed {
 		// The fake clientset drops the caller's context: a deposed
@@ -155,6 +181,12 @@ func (w *World) serve(id string, a k8stesting.Action) (runtime.Object, error) {
 		ev.Result = "applied, reply lost"
 	}
 	w.hist.add(ev)
+	if err == nil {
+		w.noteTaint(id, obj)
+		if w.crashAfterTaint(id, obj) {
+			return nil, fmt.Errorf("instance %s was killed", id)
+		}
+	}
 	if f != nil {
 		return nil, f.apiError(key, name)
 	}
@@ -233,6 +265,10 @@ func (w *World) setStep(i int) {
 func (w *World) kill(id string) {
 	w.mu.Lock()
 	w.instances[id].killed = true
+	if w.crashGate != nil {
+		close(w.crashGate)
+		w.crashGate = nil
+	}
 	w.mu.Unlock()
 }
 
