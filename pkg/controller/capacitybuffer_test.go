@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -14,11 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
 	cb "github.com/gpuscale/gpuscale/pkg/capacitybuffer"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // A CapacityBuffer of one GPU chunk, read through the dynamic client, grows
@@ -27,20 +23,9 @@ import (
 // flags off the buffer is left alone.
 func TestCapacityBufferScalesUpAndGetsItsStatus(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		tmpl := builder.Node("t").CPU("8").Memory("32Gi").GPU(1).Build()
-		cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
-		for _, g := range []snapshot.NodeGroup{
-			builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl).Build(),
-			builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl).Build(),
-		} {
-			cp.groups[g.ID] = &g
-		}
-		o := DefaultOptions()
-		o.Autoscaler.ScaleUp.Expander = "price"
+		cp := twoGroups(3, gpuTemplate)
+		o := quietOptions()
 		o.Autoscaler.CapacityBuffers = cb.Options{ControllerEnabled: on, PodInjectionEnabled: on}
-		o.Address, o.LeaderElection.Enabled = "", false
-		o.Clock = clocktesting.NewFakeClock(t0)
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		replicas := int32(1)
 		buf := &cb.CapacityBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "serving", Name: "warm", UID: "u1", Generation: 1},
 			Spec: cb.Spec{PodTemplateRef: &cb.LocalObjectRef{Name: "shape"}, Replicas: &replicas}}

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -14,33 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // With forecast buffers on, the loop reads an inference Deployment's HPA
 // status (12 requests in flight, 4 a replica, 1 replica asked for) and
 // holds warm room for the 2 replicas the demand calls for beyond it: the
-// cheaper GPU group grows by 2 with no pod pending, and the status says why. Off, the
-// HPA is not read and nothing grows.
+// cheaper GPU group grows by 2 with no pod pending, and the status says
+// why. Off, the HPA is not read and nothing grows.
 func TestForecastBufferFromTheHPAStatus(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		tmpl := builder.Node("t").CPU("8").Memory("32Gi").GPU(1).Build()
-		cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
-		for _, g := range []snapshot.NodeGroup{
-			builder.NodeGroup("a-cheap").Max(4).Price(1).Template(tmpl).Build(),
-			builder.NodeGroup("b-dear").Max(4).Price(3).Template(tmpl).Build(),
-		} {
-			cp.groups[g.ID] = &g
-		}
-		o := DefaultOptions()
+		cp := twoGroups(4, gpuTemplate)
+		o := quietOptions()
 		o.Autoscaler.Forecast.Enabled = on
-		o.Autoscaler.ScaleUp.Expander = "price"
-		o.Address, o.LeaderElection.Enabled = "", false
-		o.Clock = clocktesting.NewFakeClock(t0)
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		c, err := New(fake.NewClientset(), cp, o)
 		if err != nil {
 			t.Fatal(err)

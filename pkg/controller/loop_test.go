@@ -56,25 +56,42 @@ func (p *failingProvider) FailedCreations() []cloudprovider.FailedCreations {
 	return out
 }
 
+// twoGroups is a provider of two GPU groups of up to max nodes each,
+// a-cheap (price 1, template tmpl("ta")) and b-dear (price 3, tmpl("tb")).
+func twoGroups(max int, tmpl func(name string) *v1.Node) *failingProvider {
+	cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
+	for _, g := range []snapshot.NodeGroup{
+		builder.NodeGroup("a-cheap").Max(max).Price(1).Template(tmpl("ta")).Build(),
+		builder.NodeGroup("b-dear").Max(max).Price(3).Template(tmpl("tb")).Build(),
+	} {
+		cp.groups[g.ID] = &g
+	}
+	return cp
+}
+
+// gpuTemplate is a node of 8 cpus, 32Gi and one GPU.
+func gpuTemplate(name string) *v1.Node {
+	return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Build()
+}
+
+// quietOptions are the defaults with the price expander, no metrics
+// server, no leader election, a fake clock at t0 and no logs.
+func quietOptions() Options {
+	o := DefaultOptions()
+	o.Autoscaler.ScaleUp.Expander = "price"
+	o.Address, o.LeaderElection.Enabled = "", false
+	o.Clock = clocktesting.NewFakeClock(t0)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return o
+}
+
 // A zone out of GPUs: the cheaper group fails to create its node, so the
 // next loop gives its target back, backs it off and grows the next option,
 // without waiting for the provisioning timeout.
 func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
-	tmpl := func(name string) *v1.Node { return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Build() }
-	cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
-	for _, g := range []snapshot.NodeGroup{
-		builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
-		builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
-	} {
-		cp.groups[g.ID] = &g
-	}
-	o := DefaultOptions()
-	o.Autoscaler.ScaleUp.Expander = "price"
+	cp := twoGroups(3, gpuTemplate)
+	o := quietOptions()
 	o.Autoscaler.ScaleUp.NewPodScaleUpDelay = 0
-	o.Address = ""
-	o.LeaderElection.Enabled = false
-	o.Clock = clocktesting.NewFakeClock(t0)
-	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := fake.NewClientset()
 	c, err := New(client, cp, o)
 	if err != nil {
@@ -124,17 +141,7 @@ func TestFailedCreationsBackOffAndTurnToTheNextGroup(t *testing.T) {
 // The priority ConfigMap is read again each loop: a change takes effect
 // without a restart, and a broken edit keeps the last good priorities.
 func TestPriorityConfigMapChangesApplyWithoutRestart(t *testing.T) {
-	tmpl := func(name string) *v1.Node { return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Build() }
-	newProvider := func() *failingProvider {
-		cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
-		for _, g := range []snapshot.NodeGroup{
-			builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
-			builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
-		} {
-			cp.groups[g.ID] = &g
-		}
-		return cp
-	}
+	newProvider := func() *failingProvider { return twoGroups(3, gpuTemplate) }
 	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler-priority-expander", Namespace: "kube-system",
 		ResourceVersion: "1"}, Data: map[string]string{"priorities": "10:\n  - a-.*\n1:\n  - b-.*\n"}}
 	client := fake.NewClientset(cm)
@@ -191,18 +198,9 @@ func TestMetricsNamesAndLabels(t *testing.T) {
 	tmpl := func(name string) *v1.Node {
 		return builder.Node(name).CPU("8").Memory("32Gi").GPU(1).Label("k8s.amazonaws.com/accelerator", "nvidia-a10g").Build()
 	}
-	cp := &failingProvider{groups: map[string]*snapshot.NodeGroup{}}
-	for _, g := range []snapshot.NodeGroup{
-		builder.NodeGroup("a-cheap").Max(3).Price(1).Template(tmpl("ta")).Build(),
-		builder.NodeGroup("b-dear").Max(3).Price(3).Template(tmpl("tb")).Build(),
-	} {
-		cp.groups[g.ID] = &g
-	}
-	o := DefaultOptions()
-	o.Autoscaler.ScaleUp.Expander = "price"
-	o.Address, o.LeaderElection.Enabled, o.EmitPerNodeGroupMetrics = "", false, true
-	o.Clock = clocktesting.NewFakeClock(t0)
-	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cp := twoGroups(3, tmpl)
+	o := quietOptions()
+	o.EmitPerNodeGroupMetrics = true
 	c, err := New(fake.NewClientset(), cp, o)
 	if err != nil {
 		t.Fatal(err)
