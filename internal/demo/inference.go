@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -95,15 +94,7 @@ func (s *stack) startInferenceSim(ctx context.Context, binDir string) error {
 	s.p.note("inference-sim serving http://%s/metrics, load at %s/load/%s/%s (pid %d)", addr, s.loadURL, namespace, inferenceModel, proc.Pid())
 
 	s.p.heading("Starting Prometheus (scraping inference-sim every %s, honoring its namespace, pod and model_name labels)", s.opts.ScrapeInterval)
-	sctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	s.prom, err = localcluster.StartPrometheus(sctx, localcluster.PrometheusOptions{
-		BinDir:         binDir,
-		Dir:            filepath.Join(s.dir, "prometheus"),
-		ScrapeInterval: s.opts.ScrapeInterval,
-		Jobs:           []localcluster.ScrapeJob{{Name: "inference-sim", Targets: []string{addr}, HonorLabels: true}},
-	})
-	if err != nil {
+	if err := s.startPrometheus(ctx, binDir, localcluster.ScrapeJob{Name: "inference-sim", Targets: []string{addr}, HonorLabels: true}); err != nil {
 		return err
 	}
 	s.p.note("Prometheus at %s", s.prom.URL)

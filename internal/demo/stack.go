@@ -92,19 +92,25 @@ func (s *stack) startDCGMSim(ctx context.Context, binDir string) error {
 	s.p.note("dcgm-sim serving http://%s/metrics (pid %d)", addr, proc.Pid())
 
 	s.p.heading("Starting Prometheus (scraping dcgm-sim every %s as kube-prometheus-stack scrapes dcgm-exporter)", s.opts.ScrapeInterval)
-	sctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	s.prom, err = localcluster.StartPrometheus(sctx, localcluster.PrometheusOptions{
-		BinDir:         binDir,
-		Dir:            filepath.Join(s.dir, "prometheus"),
-		ScrapeInterval: s.opts.ScrapeInterval,
-		Jobs:           []localcluster.ScrapeJob{localcluster.DCGMExporterJob(addr)},
-	})
-	if err != nil {
+	if err := s.startPrometheus(ctx, binDir, localcluster.DCGMExporterJob(addr)); err != nil {
 		return err
 	}
 	s.p.note("Prometheus at %s; labels namespace/pod of the GPU's pod arrive as exported_namespace/exported_pod", s.prom.URL)
 	return nil
+}
+
+// startPrometheus starts the stack's Prometheus with one scrape job.
+func (s *stack) startPrometheus(ctx context.Context, binDir string, job localcluster.ScrapeJob) error {
+	sctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	var err error
+	s.prom, err = localcluster.StartPrometheus(sctx, localcluster.PrometheusOptions{
+		BinDir:         binDir,
+		Dir:            filepath.Join(s.dir, "prometheus"),
+		ScrapeInterval: s.opts.ScrapeInterval,
+		Jobs:           []localcluster.ScrapeJob{job},
+	})
+	return err
 }
 
 func (s *stack) startAdapter(ctx context.Context, _ string) error {

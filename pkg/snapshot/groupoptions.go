@@ -41,8 +41,12 @@ type GroupOptions struct {
 }
 
 // Queued reports whether g takes queued capacity only.
-func Queued(g *NodeGroup) bool {
-	return g != nil && g.Options != nil && g.Options.QueuedProvisioning != nil && *g.Options.QueuedProvisioning
+func Queued(g *NodeGroup) bool { return g != nil && g.Options.TakesQueued() }
+
+// TakesQueued reports whether options mark a group that takes queued
+// capacity only.
+func (o *GroupOptions) TakesQueued() bool {
+	return o != nil && o.QueuedProvisioning != nil && *o.QueuedProvisioning
 }
 
 // ReservedRoom is how many more nodes of g are paid for by its reservation:

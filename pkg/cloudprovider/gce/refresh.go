@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
-
-	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
 // location is a project and zone whose MIGs are listed together.
@@ -212,7 +210,7 @@ func (p *Provider) loadGroup(ctx context.Context, c candidate, l *loaded) (*grou
 		}
 		g.pending = append(g.pending, pendingInstance{ref: in, failed: failed})
 	}
-	if snapshot.Queued(&snapshot.NodeGroup{Options: g.options}) {
+	if g.options.TakesQueued() {
 		if g.queued, err = p.api.queuedRequests(ctx, c.ref); err != nil {
 			return nil, err
 		}

@@ -50,7 +50,7 @@ func (p *Provider) RequestQueued(ctx context.Context, name, request string, coun
 	if err != nil {
 		return err
 	}
-	if !snapshot.Queued(&snapshot.NodeGroup{Options: g.cfg.Options}) {
+	if !g.cfg.Options.TakesQueued() {
 		return fmt.Errorf("kwok: node group %s: queued request %s: the group takes no queued capacity (set its %s option)",
 			name, request, cloudprovider.OptionQueuedProvisioning)
 	}
