@@ -1,7 +1,6 @@
 package dst
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -13,41 +12,41 @@ import (
 // caller's is blocked on a channel, a select, a condition or a lock. A
 // goroutine that is running, runnable, in a system call or in a real
 // time.Sleep (client-go's conflict retries sleep a few milliseconds) is
-// work still under way. Two idle looks in a row, with yields between,
-// make one answer.
+// work still under way. Two idle looks in a row, with a yield between,
+// make one answer; the second is a whole look.
 //
-// The goroutine dump is the exact test but costs a traceback of every
-// goroutine; the scheduler's own counts (runtime/metrics) are cheap but
-// approximate. A look reads the counts first and takes the dump only
-// when they say nothing is runnable, running beside the caller or in a
-// system call, so a busy process is never dumped and an idle one is
-// still confirmed by the dump.
+// A look reads the scheduler's counts (runtime/metrics): nothing
+// runnable, nothing running beside the caller, nothing in a system call.
+// Those counts cannot tell a goroutine blocked on a channel from one in
+// a real sleep, so a whole look that passes them takes the goroutine profile
+// (every goroutine's stack as program counters, with the world stopped)
+// and finds whether any stack is inside time.Sleep. The profile is not
+// symbolized: each program counter is looked up once and remembered. A
+// sleep lasts over a yield, so one whole look per answer finds it.
 type quiescence struct {
-	buf     []byte
 	samples []metrics.Sample
+	stacks  []runtime.StackRecord
+	// sleeps remembers, per program counter, whether it lies in time.Sleep.
+	sleeps map[uintptr]bool
 	// Timeout bounds the wait in real time; past it the run is reported
 	// as stuck rather than waited for.
 	Timeout time.Duration
 }
 
-// busyStates are goroutine states that mean work is under way.
-var busyStates = [][]byte{[]byte("[running"), []byte("[runnable"), []byte("[syscall"), []byte("[sleep"),
-	[]byte("[preempted")}
-
 func (q *quiescence) wait() error {
 	deadline := time.Now().Add(q.Timeout)
-	idle := 0
+	idle, busy := 0, 0
 	for idle < 2 {
-		if q.idle() {
-			idle++
+		if q.idle(idle == 1) {
+			idle, busy = idle+1, 0
 		} else {
-			idle = 0
+			idle, busy = 0, busy+1
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the controller's goroutines did not settle within %s", q.Timeout)
 		}
 		runtime.Gosched()
-		if idle == 0 {
+		if busy > busyYields {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
@@ -75,43 +74,47 @@ func (q *quiescence) maybeIdle() bool {
 	return n[0] == 0 && n[1] <= 1 && n[2] == 0
 }
 
-func (q *quiescence) idle() bool {
+func (q *quiescence) idle(whole bool) bool {
 	if !q.maybeIdle() {
 		return false
 	}
-	if q.buf == nil {
-		q.buf = make([]byte, 1<<20)
+	if !whole {
+		return true
 	}
-	var n int
-	for {
-		n = runtime.Stack(q.buf, true)
-		if n < len(q.buf) {
-			break
-		}
-		q.buf = make([]byte, 2*len(q.buf))
+	n, ok := runtime.GoroutineProfile(q.stacks)
+	for !ok {
+		q.stacks = make([]runtime.StackRecord, n+n/4+16)
+		n, ok = runtime.GoroutineProfile(q.stacks)
 	}
-	dump := q.buf[:n]
-	// The first goroutine is the caller's own (running).
-	first := true
-	for len(dump) > 0 {
-		line := dump
-		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
-			line, dump = dump[:i], dump[i+1:]
-		} else {
-			dump = nil
-		}
-		if !bytes.HasPrefix(line, []byte("goroutine ")) {
-			continue
-		}
-		if first {
-			first = false
-			continue
-		}
-		for _, s := range busyStates {
-			if bytes.Contains(line, s) {
+	for i := range q.stacks[:n] {
+		for _, pc := range q.stacks[i].Stack() {
+			if q.inSleep(pc) {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+// inSleep says whether pc lies in time.Sleep (the runtime's timeSleep,
+// which carries that name).
+func (q *quiescence) inSleep(pc uintptr) bool {
+	sleeping, seen := q.sleeps[pc]
+	if !seen {
+		if q.sleeps == nil {
+			q.sleeps = map[uintptr]bool{}
+		}
+		f := runtime.FuncForPC(pc - 1)
+		sleeping = f != nil && f.Name() == "time.Sleep"
+		q.sleeps[pc] = sleeping
+	}
+	return sleeping
+}
+
+// busyYields is how many busy looks in a row only yield before the wait
+// also sleeps. Yielding lets the goroutines with work run at once; a
+// sleep shorter than a millisecond lasts about one (the runtime's timers
+// are that coarse when the process is otherwise idle), so it is kept for
+// work that yielding does not finish: a real sleep, or work on another
+// processor.
+const busyYields = 64

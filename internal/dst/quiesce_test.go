@@ -25,7 +25,7 @@ func TestQuiescenceSeesRunningWork(t *testing.T) {
 	defer close(release)
 	time.Sleep(time.Millisecond)
 	for i := 0; i < 20; i++ {
-		if q.idle() {
+		if q.idle(true) {
 			t.Fatalf("look %d: idle while a goroutine is running", i)
 		}
 	}

@@ -91,7 +91,7 @@ type instanceState struct {
 }
 
 func newWorld(clk *simClock, hist *History) *World {
-	w := &World{store: fake.NewClientset(), clock: clk, hist: hist, faults: &faultBook{clock: clk}, gates: newGates(),
+	w := &World{store: fake.NewSimpleClientset(), clock: clk, hist: hist, faults: &faultBook{clock: clk}, gates: newGates(),
 		instances: map[string]*instanceState{}, taints: map[string]taintWrite{}}
 	w.store.PrependReactor("create", "pods", w.evict)
 	return w
