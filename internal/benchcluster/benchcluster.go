@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuscale/gpuscale/pkg/builder"
+	"github.com/gpuscale/gpuscale/pkg/slim"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
 
@@ -56,9 +57,12 @@ const ProviderIDPrefix = "bench://"
 // ten groups (three shapes in three zones, plus an empty spot GPU group),
 // nodes spread over the groups, thirty ReplicaSet pods per node using about
 // 85% of cpu and memory (every tenth node holds a tenth of that), GPU pods
-// on GPU nodes asking for one GPU each.
+// on GPU nodes asking for one GPU each. Each pod goes through the
+// informers' transform (pkg/slim), so the pods share what a live cache's
+// pods share: the core is measured on the objects it reads in production.
 func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
+	cache := slim.New()
 	var groups []string
 	for _, sh := range shapes {
 		for _, z := range zones() {
@@ -90,7 +94,7 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 		if i%10 == 9 {
 			perNode = podsPerNode / 10 // every tenth node is nearly idle: scale-down candidates
 		}
-		if err := fill(s, n, perNode, podsPerNode, i); err != nil {
+		if err := fill(s, cache, n, perNode, podsPerNode, i); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +110,7 @@ func Mixed(nodes, podsPerNode int) (*snapshot.Snapshot, error) {
 
 // fill puts count pods on a node, each sized so that full (podsPerNode)
 // would use about 85% of it.
-func fill(s *snapshot.Snapshot, n *v1.Node, count, podsPerNode, i int) error {
+func fill(s *snapshot.Snapshot, cache *slim.Transformer, n *v1.Node, count, podsPerNode, i int) error {
 	cpu := n.Status.Allocatable.Cpu().MilliValue() * 85 / 100 / int64(podsPerNode)
 	mem := n.Status.Allocatable.Memory().Value() * 85 / 100 / int64(podsPerNode)
 	gpus := n.Status.Allocatable.Name("nvidia.com/gpu", "").Value()
@@ -120,7 +124,11 @@ func fill(s *snapshot.Snapshot, n *v1.Node, count, podsPerNode, i int) error {
 		} else if gpus > 0 {
 			b.Toleration("nvidia.com/gpu")
 		}
-		if err := s.AddPod(Owned(b.Build(), app).DeepCopy()); err != nil {
+		p := Owned(b.Build(), app).DeepCopy()
+		if _, err := cache.Transform(p); err != nil {
+			return err
+		}
+		if err := s.AddPod(p); err != nil {
 			return err
 		}
 	}

@@ -60,10 +60,19 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// HeapMiB is the heap in use after a collection, in MiB.
+// HeapMiB is the heap in use after a collection, in MiB: the spans that
+// hold at least one live object, so it counts the room freed objects leave
+// between live ones.
 func HeapMiB() float64 {
+	inuse, _ := Heap()
+	return inuse
+}
+
+// Heap collects and returns the heap in use (as HeapMiB) and the live
+// objects' bytes alone, both in MiB.
+func Heap() (inuse, live float64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return float64(ms.HeapInuse) / (1 << 20)
+	return float64(ms.HeapInuse) / (1 << 20), float64(ms.HeapAlloc) / (1 << 20)
 }

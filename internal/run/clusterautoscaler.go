@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gpuscale/gpuscale/internal/kubeconfig"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -24,12 +25,23 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/expander"
 )
 
+// restConfig loads --kubeconfig and sets the client's rate
+// (--kube-client-qps, --kube-client-burst).
+func (s *ShellOptions) restConfig() (*rest.Config, error) {
+	c, err := kubeconfig.RESTConfig(s.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c.QPS, c.Burst = float32(s.KubeClientQPS), s.KubeClientBurst
+	return c, nil
+}
+
 // ClusterAutoscaler runs `gpuscale cluster-autoscaler` with validated
 // options until ctx ends.
 func ClusterAutoscaler(ctx context.Context, o *ClusterAutoscalerOptions) error {
 	shell, decision := o.Shell, o.Decision.Decision
 	auto := decision.Autoscaler
-	restCfg, err := kubeconfig.RESTConfig(shell.Kubeconfig)
+	restCfg, err := shell.restConfig()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscalerflags"
 	awsprovider "github.com/gpuscale/gpuscale/pkg/cloudprovider/aws"
@@ -34,10 +36,15 @@ type ClusterAutoscalerOptions struct {
 // ShellOptions are what the live shell needs besides the decision core's
 // options: where the cluster and the node groups are, and how to run.
 type ShellOptions struct {
-	Kubeconfig    string
-	CloudProvider string
-	CloudConfig   string
-	Namespace     string
+	Kubeconfig string
+	// KubeClientQPS and KubeClientBurst rate-limit the API client
+	// (--kube-client-qps, --kube-client-burst): client-go's token bucket,
+	// with upstream's defaults of 5 and 10.
+	KubeClientQPS   float64
+	KubeClientBurst int
+	CloudProvider   string
+	CloudConfig     string
+	Namespace       string
 	// AWSInterruptionQueue is the SQS queue of EC2 interruption events
 	// (--aws-interruption-queue), empty for none.
 	AWSInterruptionQueue string
@@ -96,6 +103,7 @@ func NewClusterAutoscalerOptions() *ClusterAutoscalerOptions {
 			LeaderElection: le, Liveness: controller.DefaultLiveness(),
 			StatusConfigMapName: "cluster-autoscaler-status", WriteStatusConfigMap: true,
 			LogToStderr: true, StderrThreshold: "INFO",
+			KubeClientQPS: float64(rest.DefaultQPS), KubeClientBurst: rest.DefaultBurst,
 		},
 	}
 }
@@ -105,6 +113,8 @@ func NewClusterAutoscalerOptions() *ClusterAutoscalerOptions {
 func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	s := &o.Shell
 	fs.StringVar(&s.Kubeconfig, "kubeconfig", s.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
+	fs.Float64Var(&s.KubeClientQPS, "kube-client-qps", s.KubeClientQPS, "Requests a second the API client makes on average (taints, evictions, status, events); a loop's actions share it.")
+	fs.IntVar(&s.KubeClientBurst, "kube-client-burst", s.KubeClientBurst, "Requests the API client may make at once above --kube-client-qps.")
 	fs.StringVar(&s.CloudProvider, "cloud-provider", s.CloudProvider, "Cloud provider type: "+strings.Join(cloudProviders, ", ")+".")
 	fs.StringVar(&s.CloudConfig, "cloud-config", s.CloudConfig, "Path to the cloud provider configuration file; empty for none (kwok then reads the ConfigMap gpuscale-kwok-config).")
 	fs.StringVar(&s.AWSInterruptionQueue, "aws-interruption-queue", s.AWSInterruptionQueue,
@@ -162,6 +172,12 @@ func (o *ClusterAutoscalerOptions) Validate() error {
 		} else if err := awsprovider.ValidateQueue(q); err != nil {
 			v.add("aws-interruption-queue", "%v", err)
 		}
+	}
+	if !(s.KubeClientQPS > 0) || math.IsInf(s.KubeClientQPS, 0) {
+		v.add("kube-client-qps", "must be a number above 0, got %v", s.KubeClientQPS)
+	}
+	if s.KubeClientBurst < 1 {
+		v.add("kube-client-burst", "must be at least 1, got %d", s.KubeClientBurst)
 	}
 	v.positive("max-pod-eviction-time", s.MaxPodEvictionTime)
 	v.positive("max-inactivity", s.Liveness.MaxInactivity)

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -51,6 +53,7 @@ func TestShellDefaults(t *testing.T) {
 	s := valid(t).Shell
 	want := ShellOptions{
 		CloudProvider: "gce", Namespace: "kube-system", MaxPodEvictionTime: 2 * time.Minute, Address: ":8085",
+		KubeClientQPS: 5, KubeClientBurst: 10, // upstream's defaults
 		LeaderElection: controller.LeaderElection{Enabled: true, Namespace: "kube-system", Name: "cluster-autoscaler",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
 		Liveness:            controller.Liveness{MaxInactivity: 10 * time.Minute, MaxFailingTime: 15 * time.Minute, MaxStartupTime: 20 * time.Minute},
@@ -157,8 +160,12 @@ func TestShellMapping(t *testing.T) {
 		"--scan-interval=30s", "--max-pod-eviction-time=1m", "--address=127.0.0.1:9000", "--leader-elect=false",
 		"--leader-elect-resource-name=ca-shard-1", "--status-config-map-name=status-1", "--write-status-configmap=false", "--v=4",
 		"--max-inactivity=1m", "--max-failing-time=2m", "--max-startup-time=30s",
+		"--kube-client-qps=50.5", "--kube-client-burst=100",
 	)
 	s := o.Shell
+	if s.KubeClientQPS != 50.5 || s.KubeClientBurst != 100 {
+		t.Errorf("client rate %v qps, burst %d", s.KubeClientQPS, s.KubeClientBurst)
+	}
 	if peers := valid(t, "--status-config-map-name=status-a", "--shard-peer-status-config-map=status-b",
 		"--shard-peer-status-config-map=status-c").Shell.ShardPeers; !reflect.DeepEqual(peers, []string{"status-b", "status-c"}) {
 		t.Errorf("shard peers = %v", peers)
@@ -222,6 +229,9 @@ func TestBadValuesNameTheFlagAndTheValue(t *testing.T) {
 		{[]string{"--nodes=1:2:pool", "--nodes=1:3:pool"}, `--nodes: want min:max:name, got "1:3:pool" (node group pool is given twice)`},
 		{[]string{"--cloud-provider=azure"}, `--cloud-provider: unknown provider "azure" (known: aws, gce, kwok)`},
 		{[]string{"--cloud-provider=kwok", "--aws-interruption-queue=q"}, `--aws-interruption-queue: needs --cloud-provider=aws, not kwok, got "q"`},
+		{[]string{"--kube-client-qps=0"}, `--kube-client-qps: must be a number above 0, got 0`},
+		{[]string{"--kube-client-qps=NaN"}, `--kube-client-qps: must be a number above 0, got NaN`},
+		{[]string{"--kube-client-burst=0"}, `--kube-client-burst: must be at least 1, got 0`},
 		{[]string{"--cloud-provider=aws", "--aws-interruption-queue=my queue"}, `--aws-interruption-queue: want a queue name (1 to 80 letters, digits, - and _) or its URL, got "my queue"`},
 		{[]string{"--cloud-provider=aws", "--aws-interruption-queue=https://sqs.us-east-1.amazonaws.com"}, `--aws-interruption-queue: want a queue name or its URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got "https://sqs.us-east-1.amazonaws.com"`},
 		{[]string{"--cloud-provider=kwok", "--node-group-auto-discovery=asg:tag=a"}, `--node-group-auto-discovery: asg discovery needs --cloud-provider=aws, not kwok, got "asg:tag=a"`},
@@ -280,5 +290,29 @@ func TestEveryBadValueIsReported(t *testing.T) {
 		if !strings.Contains(err.Error(), flag+":") {
 			t.Errorf("error does not mention %s: %v", flag, err)
 		}
+	}
+}
+
+// The client the autoscaler builds carries --kube-client-qps and
+// --kube-client-burst.
+func TestClientRateReachesTheClient(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := valid(t, "--kubeconfig="+path, "--kube-client-qps=40", "--kube-client-burst=80").Shell
+	c, err := s.restConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.QPS != 40 || c.Burst != 80 {
+		t.Errorf("client rate %v qps, burst %d; want 40 and 80", c.QPS, c.Burst)
 	}
 }

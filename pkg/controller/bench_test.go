@@ -77,7 +77,12 @@ func (r *recordingActuator) RemoveNodes(_ context.Context, a autoscaler.RemoveNo
 // informers.
 func benchController(b *testing.B, cp cloudprovider.CloudProvider, o Options, objs []runtime.Object) (c *Controller, rec *recordingActuator, stop func()) {
 	b.Helper()
-	client := fake.NewClientset(objs...)
+	return benchControllerOn(b, fake.NewClientset(objs...), cp, o)
+}
+
+// benchControllerOn is benchController over a clientset the caller made.
+func benchControllerOn(b *testing.B, client *fake.Clientset, cp cloudprovider.CloudProvider, o Options) (c *Controller, rec *recordingActuator, stop func()) {
+	b.Helper()
 	o.Address, o.LeaderElection.Enabled, o.Logger = "", false, quiet()
 	o.Clock = clocktesting.NewFakeClock(t0)
 	c, err := New(client, cp, o)

@@ -31,6 +31,7 @@ import (
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
 	"github.com/gpuscale/gpuscale/pkg/expander"
 	"github.com/gpuscale/gpuscale/pkg/pending"
+	"github.com/gpuscale/gpuscale/pkg/slim"
 	"github.com/gpuscale/gpuscale/pkg/status"
 )
 
@@ -172,7 +173,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 	}
 	c := &Controller{
 		opts: opts, client: client, cp: cp, clock: opts.Clock, log: opts.Logger, auto: auto,
-		factory:  informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(slim)),
+		factory:  informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(slim.New().Transform)),
 		metrics:  newMetrics(),
 		trigger:  make(chan struct{}, 1),
 		outcomes: actuation.NewQueue(),

@@ -35,7 +35,7 @@ const unsupportedUpstreamFlags = `
 	enforce-node-group-min-size estimator fastpath-binpacking-enabled
 	feature-gates force-delete-failed-nodes force-ds frequent-loops-enabled gce-concurrent-refreshes
 	gce-mig-instances-min-refresh-wait-time grpc-expander-cert grpc-expander-url kube-api-content-type
-	kube-client-burst kube-client-qps kubernetes leader-elect-resource-lock log-backtrace-at log-dir
+	kubernetes leader-elect-resource-lock log-backtrace-at log-dir
 	log-file log-file-max-size log-flush-frequency log-json-info-buffer-size log-json-split-stream
 	log-text-info-buffer-size log-text-split-stream logging-format max-allocatable-difference-ratio
 	max-binpacking-time max-bulk-soft-taint-time max-free-difference-ratio
