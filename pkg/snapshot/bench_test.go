@@ -60,3 +60,16 @@ func BenchmarkForkRevertEmpty(b *testing.B) {
 		_ = s.Revert()
 	}
 }
+
+// BenchmarkNewPodInfo: the view of one bound GPU pod, as a new
+// autoscaler builds it for every pod of the cluster in its first loop.
+func BenchmarkNewPodInfo(b *testing.B) {
+	p := builder.Pod("p").Namespace("team-1").CPU("4").Memory("16Gi").GPU(1).Toleration("nvidia.com/gpu").
+		Label("app", "train").OnNode("n1").Build()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := snapshot.NewPodInfo(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
