@@ -133,7 +133,7 @@ bench:
 ## bench-ultra: Step and the live loop at ULTRA_NODES nodes of 10 pods
 ## (default 100,000 nodes, 1,000,000 pods), ULTRA_LOOPS loops each, reporting
 ## p99 and heap beside each goal; ULTRA_GOALS=1 fails a case past its goal.
-## At 100,000 nodes Step's benchmark peaks at about 7 GB resident and the live loop's at about 18 GB; run one at a time.
+## At 100,000 nodes Step's benchmark peaks at about 7 GB resident and the live loop's at about 10 GB; run one at a time.
 bench-ultra:
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=$(ULTRA_GOALS) $(GO) test -run '^$$' -bench 'BenchmarkUltraStep' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/autoscaler/
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=$(ULTRA_GOALS) $(GO) test -run '^$$' -bench 'BenchmarkUltraLoop' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/controller/
