@@ -165,3 +165,32 @@ func TestReplayScaleUpForAPodTheUpcomingNodeCannotHold(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayNodeDeletedWhileTheNodeWatchIsHeld replays a schedule (seed
+// 4437 of the 100,000-schedule run, shrunk) that broke ScaleUpWithinNeed:
+// the loop removed gpu-3, ordered a GPU node for the waiting pod, and a
+// second later another, because the held node watch still showed gpu-3
+// and clusterstate counted it as registered. A node this process deleted
+// now stands for no node of its group (clusterstate.State.deleted).
+func TestReplayNodeDeletedWhileTheNodeWatchIsHeld(t *testing.T) {
+	steps := []Step{
+		{Kind: StepFinishPod, Pick: 9},
+		{Kind: StepDeleteWorkload, Pick: 7},
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 3},
+		{Kind: StepFinishPod, Pick: 4},
+		{Kind: StepTick, Dur: 56 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 42 * time.Second},
+		{Kind: StepKill},
+		{Kind: StepTick, Dur: 50 * time.Second},
+		{Kind: StepTick, Dur: 58 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 1, GPU: true},
+		{Kind: StepTick, Dur: 40 * time.Second},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 54 * time.Second},
+	}
+	for _, v := range Run(4437, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

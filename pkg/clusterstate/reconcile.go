@@ -68,6 +68,11 @@ func (s *State) Update(snap *snapshot.Snapshot, now time.Time) Reconciliation {
 	s.upcoming = map[string]int{}
 	s.registration = map[string]Registration{}
 	s.provision = map[string]time.Duration{}
+	for node, at := range s.deleted {
+		if ni := snap.Node(node); ni == nil || ni.Node.CreationTimestamp.After(at) {
+			delete(s.deleted, node) // gone from the cache, or a new node of the same name
+		}
+	}
 	for _, g := range snap.NodeGroups() {
 		s.updateGroup(snap, g, now, seen, &rec)
 	}
@@ -81,7 +86,17 @@ func (s *State) Update(snap *snapshot.Snapshot, now time.Time) Reconciliation {
 }
 
 func (s *State) updateGroup(snap *snapshot.Snapshot, g *snapshot.NodeGroup, now time.Time, seen map[string]time.Time, rec *Reconciliation) {
+	// A node this process deleted is no longer in the group's target,
+	// even while a lagging cache still shows it: counted as registered,
+	// it would hide a node on its way (upstream sets such nodes apart
+	// too).
 	nodes := snap.NodesInGroup(g.ID)
+	if len(s.deleted) > 0 {
+		nodes = slices.DeleteFunc(slices.Clone(nodes), func(ni *snapshot.NodeInfo) bool {
+			_, gone := s.deleted[ni.Node.Name]
+			return gone
+		})
+	}
 	missing := g.TargetSize - len(nodes)
 	recent, long, oldest := s.unregisteredInstances(g, nodes, now, seen)
 	noInstance := max(missing, 0)

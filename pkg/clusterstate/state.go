@@ -57,6 +57,10 @@ type State struct {
 	// been seen without a node.
 	unregistered map[string]time.Time
 	deleting     map[string]Deletion
+	// deleted are nodes whose removal this process finished, with when:
+	// the cloud deleted them, though a lagging cache may still show them.
+	// They are forgotten once the snapshot no longer holds them.
+	deleted map[string]time.Time
 	// upcoming is, per group, the nodes pending pods may count on, as the
 	// last Update found them.
 	upcoming     map[string]int
@@ -100,7 +104,8 @@ type Deletion struct {
 func New(opts Options) *State {
 	return &State{
 		opts: opts, requests: map[string]*Request{}, backoffs: map[string]Backoff{},
-		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, upcoming: map[string]int{},
+		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, deleted: map[string]time.Time{},
+		upcoming: map[string]int{},
 		interrupted: map[string]Interruption{}, interruptions: map[string][]time.Time{},
 		registration: map[string]Registration{}, provision: map[string]time.Duration{},
 	}
@@ -137,6 +142,7 @@ func (s *State) RecordDeletionStarted(d Deletion) { s.deleting[d.Node] = d }
 // RecordDeletionDone ends a removal that deleted its node at the time given.
 func (s *State) RecordDeletionDone(node string, at time.Time) {
 	delete(s.deleting, node)
+	s.deleted[node] = at
 	if at.After(s.lastScaleDownDelete) {
 		s.lastScaleDownDelete = at
 	}

@@ -286,3 +286,38 @@ func TestKnownClassifierAsksOnlyWhatItDoesNotKnow(t *testing.T) {
 		t.Errorf("asked about %q, want %q", got, want)
 	}
 }
+
+// A node this process deleted, that a lagging cache still shows, does not
+// stand in for a node of the group on its way; a new node of the same name
+// counts again.
+func TestDeletedNodeTheCacheStillShowsIsNotRegistered(t *testing.T) {
+	s := snapshot.New()
+	_ = s.SetNodeGroup(builder.NodeGroup("g").Target(1).Template(builder.Node("t").Build()).Build())
+	old := builder.Node("n1").Build()
+	old.CreationTimestamp = metav1.NewTime(t0.Add(-time.Hour))
+	_ = s.AddNodeInGroup(old, "g")
+	st := clusterstate.New(clusterstate.DefaultOptions())
+	st.Update(s, t0)
+	if st.Upcoming("g") != 0 {
+		t.Fatalf("upcoming = %d with the one node registered, want 0", st.Upcoming("g"))
+	}
+	// n1 is removed (the cloud lowers the target to 0), then a scale-up
+	// asks for one node; the cache has not yet seen n1 go.
+	st.RecordDeletionDone("n1", t0.Add(time.Minute))
+	st.RecordScaleUp("g", 1, t0.Add(2*time.Minute))
+	st.Update(s, t0.Add(2*time.Minute))
+	if st.Upcoming("g") != 1 {
+		t.Errorf("upcoming = %d while the cache still shows the deleted n1, want 1", st.Upcoming("g"))
+	}
+	// A new node of the same name registers: it is the one that came.
+	if err := s.RemoveNode("n1"); err != nil {
+		t.Fatal(err)
+	}
+	fresh := builder.Node("n1").Build()
+	fresh.CreationTimestamp = metav1.NewTime(t0.Add(3 * time.Minute))
+	_ = s.AddNodeInGroup(fresh, "g")
+	st.Update(s, t0.Add(4*time.Minute))
+	if st.Upcoming("g") != 0 {
+		t.Errorf("upcoming = %d once a new n1 registered, want 0", st.Upcoming("g"))
+	}
+}
