@@ -105,9 +105,8 @@ func New(opts Options) *State {
 	return &State{
 		opts: opts, requests: map[string]*Request{}, backoffs: map[string]Backoff{},
 		unregistered: map[string]time.Time{}, deleting: map[string]Deletion{}, deleted: map[string]time.Time{},
-		upcoming: map[string]int{},
+		upcoming: map[string]int{}, registration: map[string]Registration{}, provision: map[string]time.Duration{},
 		interrupted: map[string]Interruption{}, interruptions: map[string][]time.Time{},
-		registration: map[string]Registration{}, provision: map[string]time.Duration{},
 	}
 }
 

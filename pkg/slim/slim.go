@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // LastApplied is kubectl's copy of the applied object: often the largest
@@ -104,14 +105,7 @@ func (s *Transformer) str(v string) string {
 	if v == "" {
 		return ""
 	}
-	if shared, ok := s.strs[v]; ok {
-		return shared
-	}
-	if len(s.strs) >= MaxShared || s.strs == nil {
-		s.strs = make(map[string]string)
-	}
-	s.strs[v] = v
-	return v
+	return share(&s.strs, v, v)
 }
 
 // labelSet is the shared map equal to l.
@@ -119,28 +113,7 @@ func (s *Transformer) labelSet(l map[string]string) map[string]string {
 	if len(l) == 0 {
 		return l
 	}
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		// Label keys and values cannot hold a NUL, so the key is unambiguous.
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(l[k])
-		b.WriteByte(0)
-	}
-	key := b.String()
-	if shared, ok := s.labels[key]; ok {
-		return shared
-	}
-	if len(s.labels) >= MaxShared || s.labels == nil {
-		s.labels = make(map[string]map[string]string)
-	}
-	s.labels[key] = l
-	return l
+	return share(&s.labels, keyOf(l, func(v string) string { return v }), l)
 }
 
 // resourceList is the shared list equal to r: the same names with equal
@@ -150,26 +123,37 @@ func (s *Transformer) resourceList(r v1.ResourceList) v1.ResourceList {
 	if len(r) == 0 {
 		return r
 	}
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, string(n))
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, n := range names {
-		q := r[v1.ResourceName(n)]
-		b.WriteString(n)
-		b.WriteByte(0)
-		b.WriteString(q.String())
-		b.WriteByte(0)
-	}
-	key := b.String()
-	if shared, ok := s.resources[key]; ok {
+	return share(&s.resources, keyOf(r, func(q resource.Quantity) string { return q.String() }), r)
+}
+
+// share returns the value table holds for key, first storing v there when
+// it holds none. A full table (MaxShared) starts over.
+func share[V any](table *map[string]V, key string, v V) V {
+	if shared, ok := (*table)[key]; ok {
 		return shared
 	}
-	if len(s.resources) >= MaxShared || s.resources == nil {
-		s.resources = make(map[string]v1.ResourceList)
+	if len(*table) >= MaxShared || *table == nil {
+		*table = make(map[string]V)
 	}
-	s.resources[key] = r
-	return r
+	(*table)[key] = v
+	return v
+}
+
+// keyOf writes m's entries in key order, each value as text says, NUL
+// after each key and value: label keys and values and resource names
+// cannot hold a NUL, so equal keys mean equal maps.
+func keyOf[K ~string, V any](m map[K]V, text func(V) string) string {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(string(k))
+		b.WriteByte(0)
+		b.WriteString(text(m[k]))
+		b.WriteByte(0)
+	}
+	return b.String()
 }
