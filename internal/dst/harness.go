@@ -46,6 +46,12 @@ type Options struct {
 	// kubelet registers and the scheduler runs every period.
 	ScanInterval time.Duration
 	TailTicks    int
+	// PodWaitBound and RemovalBound are the liveness bounds of the quiet
+	// tail: a pod the cloud has room for waits at most PodWaitBound of it
+	// for a node, and a node stays marked ToBeDeleted at most RemovalBound
+	// of it (the longest grace period of the workloads, the eviction
+	// retries and the loops around them).
+	PodWaitBound, RemovalBound time.Duration
 	// UtilizationThreshold is both scale-down utilization thresholds.
 	UtilizationThreshold float64
 	// Settle bounds, in real time, the wait for the goroutines to settle
@@ -77,6 +83,8 @@ func DefaultOptions() Options {
 		},
 		ScanInterval: 10 * time.Second,
 		TailTicks:    60,
+		PodWaitBound: 2 * time.Minute,
+		RemovalBound: 6 * time.Minute,
 		// Nodes half used count as underused, so that drains with pods to
 		// move come often.
 		UtilizationThreshold: 0.75,
@@ -162,6 +170,10 @@ type run struct {
 	started time.Time
 	loads   []string
 	res     Result
+	// quiet marks the quiet tail; waitingSince and markedSince time its
+	// liveness bounds (observe.go).
+	quiet                     bool
+	waitingSince, markedSince map[string]time.Time
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -182,7 +194,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 	w := newWorld(clk, h)
 	w.spread = o.World.Spread
 	r := &run{o: o, clock: clk, hist: h, world: w, cloud: newCloud(w, o.World), q: quiescence{Timeout: o.Settle},
-		res: Result{Seed: seed, Steps: steps, History: h}}
+		res: Result{Seed: seed, Steps: steps, History: h}, waitingSince: map[string]time.Time{}, markedSince: map[string]time.Time{}}
 	defer r.stop()
 	r.warm()
 	r.start()
@@ -198,6 +210,7 @@ func Run(seed uint64, steps []Step, o Options) Result {
 		}
 	}
 	w.faults.clear()
+	r.quiet = true
 	w.disarmCrash()
 	w.disarmTakeover()
 	w.gates.openAll()

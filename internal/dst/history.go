@@ -112,9 +112,13 @@ type Observation struct {
 	// FaultsOver reports that no fault is armed any more and the schedule
 	// has reached its quiet tail.
 	FaultsOver bool
-	// Unbound are the pods with no node that the cloud has room for;
-	// Idle are the nodes that held no pod for the whole quiet tail.
+	// In the quiet tail: Unbound are the pods that have waited longer
+	// than Options.PodWaitBound of it with room in the cloud for them, and
+	// Stuck the nodes (as node=taint value) marked ToBeDeleted for longer
+	// than Options.RemovalBound of it. Idle, at the last observation, are
+	// the nodes that held no pod for the tail's second half.
 	Unbound []string
+	Stuck   []string
 	Idle    []string
 	// Final marks the last observation of the run.
 	Final bool

@@ -188,16 +188,21 @@ func SingleActingLeader(h *History, step int) []string {
 	return out
 }
 
-// Liveness: at the end of the quiet tail every waiting pod the cloud has
-// room for is bound, and no node stayed idle for the tail's second half.
+// Liveness: once the faults stop, a pod the cloud has room for gets a
+// node, and a removal begun finishes (or is called off), each within its
+// bound; and at the end no node stayed idle for the tail's second half.
 func Liveness(h *History, step int) []string {
 	o, ok := h.last()
-	if !ok || o.Step != step || !o.Final {
+	if !ok || o.Step != step || !o.FaultsOver {
 		return nil
 	}
 	var out []string
 	if len(o.Unbound) > 0 {
 		out = append(out, fmt.Sprintf("pod(s) %s still wait for a node the cloud has room for", strings.Join(o.Unbound, ", ")))
+	}
+	if len(o.Stuck) > 0 {
+		out = append(out, fmt.Sprintf("node(s) %s stay marked for deletion, the removal neither finished nor called off",
+			strings.Join(o.Stuck, ", ")))
 	}
 	if len(o.Idle) > 0 {
 		out = append(out, fmt.Sprintf("node(s) %s stayed empty through the quiet tail", strings.Join(o.Idle, ", ")))

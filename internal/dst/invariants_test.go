@@ -66,9 +66,13 @@ func TestInvariantsCanFail(t *testing.T) {
 			&History{Events: []Event{{Kind: EventCloudWrite, Instance: "b", Verb: "DeleteNodes", Object: "gpu-1", Result: "ok"}}},
 			"a called DeleteNodes(gpu-1) after losing the Lease"},
 		{"Liveness",
-			&History{Obs: []Observation{{Final: true, Unbound: []string{"default/w1-0"}, Idle: []string{"cpu-2"}}}},
-			&History{Obs: []Observation{{Final: true}}},
+			&History{Obs: []Observation{{FaultsOver: true, Final: true, Unbound: []string{"default/w1-0"}, Idle: []string{"cpu-2"}}}},
+			&History{Obs: []Observation{{FaultsOver: true, Final: true}}},
 			"default/w1-0 still wait"},
+		{"Liveness",
+			&History{Obs: []Observation{{FaultsOver: true, Stuck: []string{"cpu-2=1767225600"}}}},
+			&History{Obs: []Observation{{FaultsOver: true}}},
+			"cpu-2=1767225600 stay marked for deletion"},
 	}
 	byName := map[string]Invariant{}
 	for _, inv := range All() {
@@ -111,6 +115,27 @@ func TestStaleTaintWaitsForCleanUp(t *testing.T) {
 			Taints: map[string]string{"gpu-1": old}}}}
 		if got := NoStaleTaintAfterRestart(&h, 0); (len(got) > 0) != c.reported {
 			t.Errorf("%s: got %q, want reported=%v", c.name, got, c.reported)
+		}
+	}
+}
+
+// overdue times how long each key stays seen, and forgets a key once it
+// is not: a pod that got a node, or a taint that went, starts over.
+func TestOverdueTimesWhatStaysSeen(t *testing.T) {
+	since := map[string]time.Time{}
+	for _, c := range []struct {
+		at   time.Duration
+		keys []string
+		want string
+	}{
+		{0, []string{"a", "b"}, ""},
+		{2 * time.Minute, []string{"a"}, "a"},
+		{3 * time.Minute, []string{"a", "b"}, "a"},
+		{4 * time.Minute, []string{"b"}, ""},
+		{5 * time.Minute, []string{"a", "b"}, "b"},
+	} {
+		if got := strings.Join(overdue(since, c.keys, epoch.Add(c.at), time.Minute), ","); got != c.want {
+			t.Errorf("at %s seeing %v: overdue %q, want %q", c.at, c.keys, got, c.want)
 		}
 	}
 }

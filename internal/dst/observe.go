@@ -38,11 +38,42 @@ func (r *run) observe(step int, final bool) Observation {
 			}
 		}
 	}
+	if r.quiet {
+		o.FaultsOver = true
+		o.Unbound = overdue(r.waitingSince, r.servable(), o.At, r.o.PodWaitBound)
+		marked := make([]string, 0, len(o.Taints))
+		for node, v := range o.Taints {
+			marked = append(marked, node+"="+v)
+		}
+		o.Stuck = overdue(r.markedSince, marked, o.At, r.o.RemovalBound)
+	}
 	if final {
-		o.Unbound = r.servable()
 		o.Idle = r.idleNodes()
 	}
 	return o
+}
+
+// overdue notes since when each of now's keys has been seen, forgetting
+// the others, and returns those seen for longer than bound, sorted.
+func overdue(since map[string]time.Time, keys []string, now time.Time, bound time.Duration) []string {
+	seen := make(map[string]bool, len(keys))
+	var out []string
+	for _, k := range keys {
+		seen[k] = true
+		first, ok := since[k]
+		if !ok {
+			since[k] = now
+		} else if now.Sub(first) > bound {
+			out = append(out, k)
+		}
+	}
+	for k := range since {
+		if !seen[k] {
+			delete(since, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // servable are the waiting pods the cloud has room for: a group whose

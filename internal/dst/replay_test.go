@@ -194,3 +194,98 @@ func TestReplayNodeDeletedWhileTheNodeWatchIsHeld(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayKeptInstanceOfAnotherGroupCountsTowardLimits replays a
+// schedule (seed 17192, shrunk) that broke LimitsRespected: with the node
+// watch held, two CPU instances registered unseen, and once
+// --unregistered-node-removal-time passed one plan deleted them as never
+// joined and, counting them gone, ordered a GPU node. The deletion was
+// called off (they had registered), and the cluster reached 5 instances
+// against --max-nodes-total 4. Fixed by counting instances that never
+// joined toward the limits until the cloud lists them as deleting.
+func TestReplayKeptInstanceOfAnotherGroupCountsTowardLimits(t *testing.T) {
+	steps := []Step{
+		{Kind: StepTick, Dur: 54 * time.Second},
+		{Kind: StepTick, Dur: 52 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 2},
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 3},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 3},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 38 * time.Second},
+		{Kind: StepTick, Dur: 26 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 3, GPU: true},
+		{Kind: StepHoldWatch, Resource: "nodes"},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 46 * time.Second},
+		{Kind: StepTick, Dur: 48 * time.Second},
+		{Kind: StepRegister, Pick: 13},
+		{Kind: StepTick, Dur: 22 * time.Second},
+		{Kind: StepRegister, Pick: 12},
+		{Kind: StepFinishPod, Pick: 3},
+		{Kind: StepTick, Dur: 24 * time.Second},
+	}
+	for _, v := range Run(17192, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayEvictionConflictIsRetried replays a schedule (seed 4857,
+// shrunk) that broke Liveness: an eviction met a conflict (409), which the
+// drain took for a replaced pod; it then waited the pod's whole grace
+// period (10 minutes) for a pod that was never evicted, failed, and the
+// node's removal came again only at the end of the run, leaving its pod
+// waiting. Fixed by retrying a conflicting eviction unless the pod is gone
+// or replaced. Without the fix the replay now fails on the bound of a
+// removal: the node stays marked ToBeDeleted for 8 minutes of the tail.
+func TestReplayEvictionConflictIsRetried(t *testing.T) {
+	steps := []Step{
+		{Kind: StepFault, Fault: Fault{Kind: FaultConflict, Target: "pods/eviction", Count: 2}, Pick: 1},
+		{Kind: StepTick, Dur: 40 * time.Second},
+		{Kind: StepTick, Dur: 48 * time.Second},
+		{Kind: StepTick, Dur: 38 * time.Second},
+		{Kind: StepTick, Dur: 42 * time.Second},
+	}
+	for _, v := range Run(4857, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}
+
+// TestReplayPodsEvictedAsTheTailEnds replays a schedule (seed 27341,
+// shrunk) that broke Liveness as first written: three drains, one at a
+// time (--max-drain-parallelism 1), each waited out a 4-minute grace
+// period, and the third evicted two pods in the tail's last loop, which
+// the check then found waiting. Liveness now gives each its bound: a
+// servable pod waits at most Options.PodWaitBound of the tail, a removal
+// takes at most Options.RemovalBound; the replay keeps that granted.
+func TestReplayPodsEvictedAsTheTailEnds(t *testing.T) {
+	steps := []Step{
+		{Kind: StepDeleteWorkload, Pick: 4},
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 3, GPU: true},
+		{Kind: StepFinishPod, Pick: 11},
+		{Kind: StepSchedule},
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 1, GPU: true},
+		{Kind: StepTick, Dur: 10 * time.Second},
+		{Kind: StepRegister, Pick: 4},
+		{Kind: StepAddWorkload, Workload: WorkloadPlain, Replicas: 1, GPU: true},
+		{Kind: StepFault, Fault: Fault{Kind: FaultCloudLostReply, Target: "Refresh", Count: 1}, Pick: 5},
+		{Kind: StepDeleteWorkload, Pick: 15},
+		{Kind: StepKill},
+		{Kind: StepSchedule},
+		{Kind: StepFault, Fault: Fault{Kind: FaultCloudLate, Target: "Refresh", Count: 1, Delay: 130 * time.Second}, Pick: 3},
+		{Kind: StepTick, Dur: 42 * time.Second},
+		{Kind: StepFinishPod, Pick: 14},
+		{Kind: StepAddWorkload, Workload: WorkloadGraceful, Replicas: 3, GPU: true},
+		{Kind: StepDeleteWorkload, Pick: 14},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 2},
+		{Kind: StepFinishPod, Pick: 8},
+		{Kind: StepTick, Dur: 18 * time.Second},
+		{Kind: StepTakeoverWhileDraining},
+		{Kind: StepSchedule},
+		{Kind: StepFinishPod, Pick: 12},
+		{Kind: StepReleaseWatch, Resource: "pods"},
+		{Kind: StepTick, Dur: 46 * time.Second},
+	}
+	for _, v := range Run(27341, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

@@ -119,6 +119,43 @@ func TestInstanceThatNeverJoinsIsDeleted(t *testing.T) {
 	}
 }
 
+// An instance that never joined still counts toward --max-nodes-total in
+// the loop that deletes it: the deletion may fail, or be called off when
+// the instance did register and a lagging cache hides it, and a scale-up
+// of the same loop would then take the cluster past its limit.
+func TestUnregisteredInstanceCountsTowardTheLimitsUntilGone(t *testing.T) {
+	_, s, pending := twoGroups(t)
+	a := newAutoscaler(t, func(o *autoscaler.Options) { o.ScaleUp.Expander = "price"; o.Limits.MaxNodesTotal = 2 })
+	// The node that registered takes one GPU pod; the other needs a node.
+	pending = append(pending, owned(builder.Pod("train-2").CPU("4").GPU(1).Toleration("nvidia.com/gpu").Build()))
+	g := *s.NodeGroup("a-cheap")
+	g.TargetSize, g.InstancesListed = 2, true
+	g.Instances = []snapshot.Instance{
+		{ProviderID: "test://ok", CreatedAt: t0.Add(-time.Minute)},
+		{ProviderID: "test://broken", CreatedAt: t0.Add(-time.Minute)},
+	}
+	if err := s.SetNodeGroup(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddNodeInGroup(node("ok", t0), "a-cheap"); err != nil {
+		t.Fatal(err)
+	}
+	plan := step(t, a, autoscaler.Input{Now: t0.Add(14 * time.Minute), Snapshot: s, Pending: pending})
+	if got := summary(plan); got != "delete-instances a-cheap:test://broken" {
+		t.Fatalf("actions %q, want the instance deleted and no scale-up while it counts", got)
+	}
+	// Once the cloud lists it as deleting (the target lowered), its room
+	// is free again.
+	g.TargetSize, g.Instances[1].State = 1, snapshot.InstanceDeleting
+	if err := s.SetNodeGroup(g); err != nil {
+		t.Fatal(err)
+	}
+	plan = step(t, a, autoscaler.Input{Now: t0.Add(15 * time.Minute), Snapshot: s, Pending: pending})
+	if got := only(plan, "scale-up"); got != "scale-up b-dear+1" {
+		t.Fatalf("actions %q, want a scale-up once the instance is on its way out", summary(plan))
+	}
+}
+
 // The health brake: more than 3 unready nodes that are also more than 45%
 // of the cluster stop all scaling, and the status says why.
 func TestHealthBrake(t *testing.T) {

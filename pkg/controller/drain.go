@@ -18,7 +18,8 @@ import (
 // drainOptions bound how long a drain may take.
 type drainOptions struct {
 	// MaxPodEvictionTime is how long to keep retrying an eviction that a
-	// PodDisruptionBudget refuses (429) (--max-pod-eviction-time, 2m).
+	// PodDisruptionBudget refuses (429) or that conflicts (409)
+	// (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
 	// MaxGracefulTermination caps each pod's grace period.
 	MaxGracefulTermination time.Duration
@@ -76,8 +77,18 @@ func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v
 	for {
 		err := c.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
 		switch {
-		case err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			return nil // evicted, or already gone / replaced
+		case err == nil || apierrors.IsNotFound(err):
+			return nil // evicted, or already gone
+		case apierrors.IsConflict(err):
+			// 409: the UID precondition failed (the pod was replaced),
+			// or a write inside the API server conflicted, which a retry
+			// clears. Only the first means the pod is gone.
+			if replaced(ctx, c, p) {
+				return nil
+			}
+			if clk.Now().After(deadline) {
+				return fmt.Errorf("evicting %s/%s: still conflicting after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
+			}
 		case apierrors.IsTooManyRequests(err):
 			if clk.Now().After(deadline) {
 				return fmt.Errorf("evicting %s/%s: a PodDisruptionBudget still refused after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
@@ -89,6 +100,13 @@ func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v
 			return err
 		}
 	}
+}
+
+// replaced reports whether p is gone or another pod now has its name. An
+// error reading it says neither: the eviction is tried again.
+func replaced(ctx context.Context, c kubernetes.Interface, p *v1.Pod) bool {
+	cur, err := c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	return apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID)
 }
 
 func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {

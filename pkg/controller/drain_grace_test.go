@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -42,5 +44,70 @@ func TestEvictionGraceIsCapped(t *testing.T) {
 	}
 	if asked["long"] != 600 || asked["short"] != 30 {
 		t.Errorf("grace periods asked %v, want long capped at 600 s and short at its own 30 s", asked)
+	}
+}
+
+// A conflict (409) on an eviction means the pod was replaced only when the
+// API server no longer holds a pod of that UID; otherwise it is a write
+// that conflicted inside the server, and the eviction is tried again
+// rather than waited out for the whole grace period.
+func TestEvictionConflictIsRetriedUnlessThePodWasReplaced(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		replace  bool
+		attempts int
+	}{
+		{name: "transient conflict", attempts: 2},
+		{name: "pod replaced", replace: true, attempts: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := builder.Pod("w").OnNode("n").Build()
+			pod.UID = "uid-old"
+			client := fake.NewClientset(pod)
+			attempts := 0
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "eviction" {
+					return false, nil, nil
+				}
+				attempts++
+				ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+				if attempts == 1 {
+					if tc.replace {
+						fresh := pod.DeepCopy()
+						fresh.UID, fresh.Spec.NodeName = "uid-new", ""
+						if err := client.Tracker().Update(podsResource, fresh, fresh.Namespace); err != nil {
+							t.Fatal(err)
+						}
+					}
+					return true, nil, apierrors.NewConflict(podsResource.GroupResource(), ev.Name, errors.New("the object has been modified"))
+				}
+				return true, nil, client.Tracker().Delete(podsResource, ev.Namespace, ev.Name)
+			})
+			clk := clocktesting.NewFakeClock(t0)
+			done := make(chan error, 1)
+			go func() {
+				done <- evictAll(context.Background(), client, clk, []*v1.Pod{pod}, nil,
+					drainOptions{MaxPodEvictionTime: time.Minute, MaxGracefulTermination: 10 * time.Minute, RetryInterval: time.Second})
+			}()
+			var err error
+		wait:
+			for {
+				select {
+				case err = <-done:
+					break wait
+				case <-time.After(time.Millisecond):
+					clk.Step(time.Second)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if attempts != tc.attempts {
+				t.Errorf("%d eviction attempts, want %d", attempts, tc.attempts)
+			}
+			if waited := clk.Since(t0); waited > time.Minute {
+				t.Errorf("the drain took %s of the clock, want the eviction retried within --max-pod-eviction-time", waited)
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gpuscale/gpuscale/pkg/estimator"
 	"github.com/gpuscale/gpuscale/pkg/expander"
-	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/provisioningrequest"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
 )
@@ -213,7 +212,7 @@ func (r *run) gangScaleUp(g Gang, left []*Class) ([]ScaleUp, []GroupReason, erro
 	}
 	var reasons []GroupReason
 	var cands []candidate
-	totals := limits.Of(r.snap)
+	totals := r.clusterTotals()
 	for _, grp := range r.snap.NodeGroups() {
 		why, maxNodes, bound := r.groupHeadroom(grp, totals, g.Queued != nil)
 		if why.Reason != "" {

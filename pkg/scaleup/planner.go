@@ -183,7 +183,7 @@ func (r *run) scaleUp(classes []*Class) error {
 	}
 	reasons := make([][]GroupReason, len(classes))
 	var cands []candidate
-	totals := limits.Of(r.snap)
+	totals := r.clusterTotals()
 	for _, g := range r.snap.NodeGroups() {
 		why, maxNodes, bound := r.groupHeadroom(g, totals, false)
 		if why.Reason != "" {
@@ -255,6 +255,24 @@ func (r *run) scaleUp(classes []*Class) error {
 		r.pending(podsOf(c.Pods[n:]), rs...)
 	}
 	return nil
+}
+
+// clusterTotals are what the cluster limits count: the snapshot's nodes,
+// the upcoming ones included, and the instances that stayed unregistered
+// past --unregistered-node-removal-time while the cloud still lists them.
+// Upstream leaves the last out, as they are to be deleted; but a deletion
+// that fails, or that is called off because the instance did register and
+// the cache has not shown it yet, would then let a scale-up of the same
+// loop take the cluster past its limits. They stop counting once the
+// cloud lists them as deleting.
+func (r *run) clusterTotals() limits.Totals {
+	t := limits.Of(r.snap)
+	for _, g := range r.snap.NodeGroups() {
+		if n := r.in.State.Registration(g.ID).Long; n > 0 {
+			t.Add(limits.TemplateTotals(g), n)
+		}
+	}
+	return t
 }
 
 // groupHeadroom says why a group cannot grow at all (a zero GroupReason
