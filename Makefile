@@ -18,6 +18,11 @@ BENCHTIME     ?= 1s
 ULTRA_NODES   ?= 100000
 ULTRA_LOOPS   ?= 20
 ULTRA_GOALS   ?= 0
+# The large local run on the kwok control plane (bench-kwok): nodes of ten
+# pods each, and the autoscaler's client rate.
+KWOK_NODES    ?= 5000
+KWOK_QPS      ?= 50
+KWOK_BURST    ?= 100
 
 # What `gpuscale version` and the start-up log say: stamped into
 # internal/version at link time (the Dockerfile takes the same as build
@@ -34,7 +39,7 @@ PLATFORMS     ?= linux/amd64,linux/arm64
 # .cache/tools, once).
 E2E_TOOLS     := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl prometheus helm
 
-.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra clean tools cluster-up cluster-down demo demo-inference dst dst-planted
+.PHONY: all build gpuscale print-ldflags image image-push test unit parity vet lint bench bench-ultra bench-kwok clean tools cluster-up cluster-down demo demo-inference dst dst-planted
 
 all: build
 
@@ -137,6 +142,14 @@ bench:
 bench-ultra:
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=$(ULTRA_GOALS) $(GO) test -run '^$$' -bench 'BenchmarkUltraStep' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/autoscaler/
 	GPUSCALE_BENCH_NODES=$(ULTRA_NODES) GPUSCALE_BENCH_GOALS=$(ULTRA_GOALS) $(GO) test -run '^$$' -bench 'BenchmarkUltraLoop' -benchtime $(ULTRA_LOOPS)x -benchmem -timeout 60m ./pkg/controller/
+
+## bench-kwok: the large local run (docs/benchmarks.md): the live autoscaler
+## on the kwok control plane, a burst of KWOK_NODES x 10 pods to all Running,
+## then a fifth of the nodes (at most 1,000) drained and removed; reports the
+## times, loop time, API requests a loop and memory. Not part of make test.
+bench-kwok: tools
+	GPUSCALE_KWOK_NODES=$(KWOK_NODES) GPUSCALE_KWOK_QPS=$(KWOK_QPS) GPUSCALE_KWOK_BURST=$(KWOK_BURST) \
+		$(GO) test -run '^$$' -bench 'BenchmarkLargeKwokRun' -benchtime 1x -timeout 180m ./test/e2e/autoscaler/
 
 clean:
 	-hack/cluster.sh down

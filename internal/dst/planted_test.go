@@ -59,6 +59,11 @@ func removalMessage(`},
 			{"pkg/controller/recheck.go", "out.await = append(out.await, p)", "_ = p"},
 		},
 		invariants: []string{"NoPodLostWithItsNode"}},
+	{name: "a conflicting eviction taken for a replaced pod (a fixed bug, reverted)",
+		edits: []edit{
+			{"pkg/controller/drain.go", "if replaced(ctx, c, p) {", "if true {"},
+		},
+		invariants: []string{"Liveness"}},
 	{name: "a drain keeps acting after the Lease is lost",
 		edits: []edit{
 			{"pkg/controller/removal.go", "ctx, cancel := withClockTimeout(lead, a.clock, a.drainTimeout(grace))",
