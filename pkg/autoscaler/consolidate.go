@@ -60,7 +60,7 @@ func (l *loop) consolidate() ([]Action, error) {
 		}
 	}
 	plan := l.cons.Plan(consolidation.Input{Now: l.in.Now, Snapshot: s, PDBs: l.in.PDBs, Replicas: l.in.Replicas, DaemonSets: l.in.DaemonSets,
-		Deleting: deleting, Replacing: l.replacingInput(s), State: l.consState, Readiness: l.classify})
+		Deleting: deleting, Replacing: l.replacingInput(s), Ordered: l.ordered(), State: l.consState, Readiness: l.classify})
 	l.consState, l.consPlan = plan.State, plan
 	for _, m := range plan.Moves {
 		switch m.Kind {
@@ -284,6 +284,18 @@ func (l *loop) replacingInput(s *snapshot.Snapshot) []consolidation.Replacement 
 			}
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// ordered are, by group, the nodes asked for and not registered, which the
+// cluster limits count (clusterstate.State.Ordered).
+func (l *loop) ordered() map[string]int {
+	out := map[string]int{}
+	for _, g := range l.in.Snapshot.NodeGroups() {
+		if n := l.state.Ordered(g.ID); n > 0 {
+			out[g.ID] = n
+		}
 	}
 	return out
 }

@@ -83,6 +83,33 @@ func TestConsolidationReplacesOnceTheNewNodeIsReady(t *testing.T) {
 	}
 }
 
+// A replacement counts the nodes the groups were asked for and that have
+// not registered toward --max-nodes-total, as scale-up does: with a third
+// g1 node on its way, launching the 2-GPU node would make 4 against 3.
+func TestReplacementCountsNodesOnTheirWayTowardTheLimits(t *testing.T) {
+	for _, tc := range []struct {
+		g1Target int
+		want     string
+	}{
+		{g1Target: 2, want: "scale-up g2+1; cordon n1,n2"},
+		{g1Target: 3, want: ""},
+	} {
+		_, s := replaceable(t)
+		a := newAutoscaler(t, func(o *autoscaler.Options) {
+			o.Consolidation.Enabled, o.Consolidation.Budgets = true, nil
+			o.Limits.MaxNodesTotal = 3
+		})
+		setTarget(t, s, "g1", tc.g1Target)
+		var plan autoscaler.Plan
+		for m := 0; m <= 10; m++ {
+			plan = step(t, a, autoscaler.Input{Now: t0.Add(time.Duration(m) * time.Minute), Snapshot: s})
+		}
+		if got := summary(plan); got != tc.want {
+			t.Errorf("g1 target %d: at 10m %q, want %q", tc.g1Target, got, tc.want)
+		}
+	}
+}
+
 // A replacement whose node never comes is given up: the old nodes are
 // uncordoned and keep their pods.
 func TestConsolidationGivesUpAReplacement(t *testing.T) {

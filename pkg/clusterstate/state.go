@@ -198,6 +198,15 @@ func (s *State) Request(group string) (Request, bool) {
 // excepted), as the last Update found.
 func (s *State) Upcoming(group string) int { return s.upcoming[group] }
 
+// Ordered is how many nodes of group the cloud was asked for that are not
+// registered, as the last Update found: the upcoming ones, and the
+// instances that stayed unregistered past --unregistered-node-removal-time
+// until the cloud lists them as deleting (their deletion may fail, or be
+// called off when the instance did register and a lagging cache hides
+// it). The cluster limits count them; pending pods count on the upcoming
+// ones only.
+func (s *State) Ordered(group string) int { return s.upcoming[group] + s.registration[group].Long }
+
 // LastScaleUp, LastScaleDownDelete and LastScaleDownFailure start the
 // scale-down cooldowns; zero when never.
 func (s *State) LastScaleUp() time.Time          { return s.lastScaleUp }

@@ -36,6 +36,11 @@ type Input struct {
 	// Replacing are the replacements launched by earlier loops whose old
 	// nodes are not drained yet.
 	Replacing []Replacement
+	// Ordered are, by group, the nodes the cloud was asked for that are
+	// not registered (clusterstate's State.Ordered: on their way, the
+	// replacements in flight among them, or never joined): the cluster's
+	// maximums count them as scale-up does.
+	Ordered map[string]int
 	// State is what the previous pass returned in Plan.State (the zero
 	// value the first time).
 	State State

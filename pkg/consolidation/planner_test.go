@@ -330,6 +330,12 @@ func TestReplacementWithinLimits(t *testing.T) {
 	if p := plan(t, build(), o, nil); len(p.Moves) != 1 {
 		t.Fatalf("--max-nodes-total 5, want the replacement:%s", summary(p))
 	}
+	// A node the cloud was asked for and has not registered counts as
+	// scale-up counts it: with it, the replacement would make 6.
+	onItsWay := func(in *consolidation.Input) { in.Ordered = map[string]int{"a100x1": 1} }
+	if p := plan(t, build(), o, onItsWay); len(p.Moves) != 0 {
+		t.Fatalf("--max-nodes-total 5 with 4 nodes running and 1 on its way, want no move:%s", summary(p))
+	}
 }
 
 // TestMovesAreValidTogether: three nodes whose pods would each fit on

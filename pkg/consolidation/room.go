@@ -45,11 +45,11 @@ func (r *room) init(s *session) {
 	}
 	for _, ni := range s.snap.Nodes() {
 		r.sizes[ni.Group]++
-		r.all.Add(limits.NodeTotals(ni.Node), 1)
 	}
-	for _, rep := range s.in.Replacing {
-		if g := s.snap.NodeGroup(rep.Group); g != nil && g.Template != nil && rep.Count > len(rep.New) {
-			r.all.Add(limits.NodeTotals(g.Template), rep.Count-len(rep.New))
+	r.all = limits.Of(s.snap)
+	for _, g := range s.snap.NodeGroups() {
+		if n := s.in.Ordered[g.ID]; n > 0 && g.Template != nil {
+			r.all.Add(limits.TemplateTotals(g), n)
 		}
 	}
 	busy := map[string]int{}
@@ -113,7 +113,7 @@ func (r *room) belowMinimum(s *session, gone, added limits.Totals) (Reason, stri
 func (r *room) headroom(s *session, g *snapshot.NodeGroup) (int, string) {
 	n, why := g.MaxSize-g.TargetSize, fmt.Sprintf("node group %s max size %d", g.ID, g.MaxSize)
 	if g.Template != nil {
-		if h, limit := s.opts.Limits.Headroom(r.all, limits.NodeTotals(g.Template)); h < n {
+		if h, limit := s.opts.Limits.Headroom(r.all, limits.TemplateTotals(g)); h < n {
 			n, why = h, "--"+limit
 		}
 	}
@@ -131,7 +131,7 @@ func (r *room) take(s *session, nodes []int32, launch Launch) {
 		}
 	}
 	if launch.Count > 0 {
-		t := limits.NodeTotals(s.snap.NodeGroup(launch.Group).Template)
+		t := limits.TemplateTotals(s.snap.NodeGroup(launch.Group))
 		r.all.Add(t, launch.Count)
 		if r.minimums {
 			r.staying.Add(t, launch.Count)

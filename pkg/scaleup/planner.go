@@ -257,18 +257,17 @@ func (r *run) scaleUp(classes []*Class) error {
 	return nil
 }
 
-// clusterTotals are what the cluster limits count: the snapshot's nodes,
-// the upcoming ones included, and the instances that stayed unregistered
-// past --unregistered-node-removal-time while the cloud still lists them.
-// Upstream leaves the last out, as they are to be deleted; but a deletion
-// that fails, or that is called off because the instance did register and
-// the cache has not shown it yet, would then let a scale-up of the same
-// loop take the cluster past its limits. They stop counting once the
-// cloud lists them as deleting.
+// clusterTotals are what the cluster limits count: the nodes of the fork,
+// the upcoming ones addUpcoming put there included, and the other nodes
+// the groups were asked for (State.Ordered: instances that never joined,
+// until the cloud lists them as deleting). Upstream leaves those out, as
+// they are to be deleted; but a deletion that fails or is called off
+// would then let a scale-up of the same loop take the cluster past its
+// limits. Consolidation counts the same nodes (consolidation.Input.Ordered).
 func (r *run) clusterTotals() limits.Totals {
 	t := limits.Of(r.snap)
 	for _, g := range r.snap.NodeGroups() {
-		if n := r.in.State.Registration(g.ID).Long; n > 0 {
+		if n := r.in.State.Ordered(g.ID) - r.in.State.Upcoming(g.ID); n > 0 {
 			t.Add(limits.TemplateTotals(g), n)
 		}
 	}
