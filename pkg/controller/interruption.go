@@ -104,8 +104,11 @@ func evictWithin(ctx context.Context, a *liveActuator, pods []*v1.Pod, deadline 
 				DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: graceWithin(p, grace, deadline, a.clock.Now()), Preconditions: &metav1.Preconditions{UID: &p.UID}},
 			})
 			switch {
-			case err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			case apierrors.IsTooManyRequests(err):
+			case err == nil || apierrors.IsNotFound(err):
+			case apierrors.IsConflict(err) && replaced(ctx, a.client, p):
+			case apierrors.IsTooManyRequests(err) || apierrors.IsConflict(err):
+				// Held by a budget, or a write inside the API server
+				// conflicted (drain.go): tried again next round.
 				held = append(held, p)
 			default:
 				return 0, fmt.Errorf("evicting %s/%s: %w", p.Namespace, p.Name, err)
