@@ -6,7 +6,7 @@
 //	gpuscale simulate --alibaba-pods month.csv --alibaba-nodes openb_node_list_all_node.csv --set profile=gpu-cost
 //
 // 20,000 instances arrive uniformly over 31 days and live a log-normal
-// time (median 2 days, at most 60); six in ten ask for one GPU (a quarter
+// time (median 2 days), cut at the month's end; six in ten ask for one GPU (a quarter
 // of those a part of one), two in ten for 2, one each for 4 and 8. At the
 // peak about 2,200 run, asking for about 4,800 GPUs (the trace's node list
 // has 6,212). The same seed gives the same file.
@@ -51,7 +51,7 @@ func main() {
 			milli = []int{1000, 1000, 500, 250}[r.IntN(4)]
 		}
 		out[i] = instance{name: fmt.Sprintf("svc-%05d", i), cpuMilli: []int{4000, 8000, 16000}[r.IntN(3)] * max(1, g/2),
-			memMiB: []int{16384, 32768, 65536}[r.IntN(3)], gpus: g, gpuMilli: milli, created: created, deleted: created + int64(life)}
+			memMiB: []int{16384, 32768, 65536}[r.IntN(3)], gpus: g, gpuMilli: milli, created: created, deleted: min(created+int64(life), int64(*days)*day)}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].created < out[j].created })
 	w := bufio.NewWriter(os.Stdout)
