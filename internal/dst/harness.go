@@ -83,7 +83,7 @@ func DefaultOptions() Options {
 		},
 		ScanInterval: 10 * time.Second,
 		TailTicks:    60,
-		PodWaitBound: 2 * time.Minute,
+		PodWaitBound: 6 * time.Minute,
 		RemovalBound: 6 * time.Minute,
 		// Nodes half used count as underused, so that drains with pods to
 		// move come often.

@@ -289,3 +289,29 @@ func TestReplayPodsEvictedAsTheTailEnds(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayPodAnnotatedWhileAnEarlierEvictionRetries replays a schedule
+// (seed 4692, shrunk) that broke NoUnmovablePodDisrupted once conflicting
+// evictions were retried: the first pod of a drain met a conflict, and
+// while its eviction waited to be tried again the next pod was annotated
+// do-not-disrupt; the drain evicted it from the list its re-check had made
+// before. Fixed by looking at each pod again before every attempt.
+func TestReplayPodAnnotatedWhileAnEarlierEvictionRetries(t *testing.T) {
+	steps := []Step{
+		{Kind: StepFinishPod, Pick: 10},
+		{Kind: StepFault, Fault: Fault{Kind: FaultConflict, Target: "pods/eviction", Count: 1}, Pick: 8},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 1},
+		{Kind: StepTakeoverWhileDraining},
+		{Kind: StepTick, Dur: 28 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 54 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadNotSafeToEvict, Replicas: 1, GPU: true},
+		{Kind: StepTick, Dur: 40 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepFinishPod, Pick: 15},
+		{Kind: StepProtectPod, Pick: 5},
+	}
+	for _, v := range Run(4692, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

@@ -75,17 +75,26 @@ func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v
 		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &p.UID}},
 	}
 	for {
+		// Look at the pod as it is now before each attempt: the re-check
+		// after tainting is older than the evictions of the pods before
+		// it and the retries of this one. Gone or replaced, it needs
+		// nothing; annotated since so that it may not be disrupted, it is
+		// not evicted.
+		gone, why := lookAgain(ctx, c, p)
+		switch {
+		case gone:
+			return nil
+		case why != "":
+			return fmt.Errorf("not evicting %s/%s: %s", p.Namespace, p.Name, why)
+		}
 		err := c.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
 			return nil // evicted, or already gone
 		case apierrors.IsConflict(err):
-			// 409: the UID precondition failed (the pod was replaced),
-			// or a write inside the API server conflicted, which a retry
-			// clears. Only the first means the pod is gone.
-			if replaced(ctx, c, p) {
-				return nil
-			}
+			// 409: the UID precondition failed (the pod was replaced:
+			// the next look says so), or a write inside the API server
+			// conflicted, which a retry clears.
 			if clk.Now().After(deadline) {
 				return fmt.Errorf("evicting %s/%s: still conflicting after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
 			}
@@ -102,11 +111,22 @@ func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v
 	}
 }
 
-// replaced reports whether p is gone or another pod now has its name. An
-// error reading it says neither: the eviction is tried again.
-func replaced(ctx context.Context, c kubernetes.Interface, p *v1.Pod) bool {
+// lookAgain reads p before an eviction is tried again: gone reports that
+// it is gone or another pod has its name; why, that it was annotated since
+// so that it may not be disrupted. An error reading it says neither.
+func lookAgain(ctx context.Context, c kubernetes.Interface, p *v1.Pod) (gone bool, why string) {
 	cur, err := c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-	return apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID):
+		return true, ""
+	case err != nil:
+		return false, ""
+	case drain.DoNotDisrupt(cur.Annotations) != "":
+		return false, "it is annotated " + drain.DoNotDisrupt(cur.Annotations) + "=true"
+	case cur.Annotations[drain.AnnotationSafeToEvict] == "false":
+		return false, "it is annotated " + drain.AnnotationSafeToEvict + "=false"
+	}
+	return false, ""
 }
 
 func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,56 @@ func TestEvictionConflictIsRetriedUnlessThePodWasReplaced(t *testing.T) {
 				t.Errorf("the drain took %s of the clock, want the eviction retried within --max-pod-eviction-time", waited)
 			}
 		})
+	}
+}
+
+// Each pod is looked at again before every eviction attempt: a pod
+// annotated do-not-disrupt while an earlier pod's eviction waited to be
+// tried again is not evicted, and the drain fails.
+func TestPodAnnotatedDuringTheDrainIsNotEvicted(t *testing.T) {
+	first := builder.Pod("first").OnNode("n").Build()
+	second := builder.Pod("second").OnNode("n").Build()
+	client := fake.NewClientset(first, second)
+	var evicted []string
+	attempts := 0
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		attempts++
+		if attempts == 1 {
+			// Meanwhile the second pod's owner protects it.
+			p := second.DeepCopy()
+			p.Annotations = map[string]string{"gpuscale.dev/do-not-disrupt": "true"}
+			if err := client.Tracker().Update(podsResource, p, p.Namespace); err != nil {
+				t.Fatal(err)
+			}
+			return true, nil, apierrors.NewConflict(podsResource.GroupResource(), ev.Name, errors.New("the object has been modified"))
+		}
+		evicted = append(evicted, ev.Name)
+		return true, nil, client.Tracker().Delete(podsResource, ev.Namespace, ev.Name)
+	})
+	clk := clocktesting.NewFakeClock(t0)
+	done := make(chan error, 1)
+	go func() {
+		done <- evictAll(context.Background(), client, clk, []*v1.Pod{first, second}, nil,
+			drainOptions{MaxPodEvictionTime: time.Minute, MaxGracefulTermination: 10 * time.Minute, RetryInterval: time.Second})
+	}()
+	var err error
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-time.After(time.Millisecond):
+			clk.Step(time.Second)
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "do-not-disrupt") {
+		t.Errorf("drain error %v, want one naming the do-not-disrupt annotation", err)
+	}
+	if len(evicted) != 1 || evicted[0] != "first" {
+		t.Errorf("evicted %v, want only the first pod", evicted)
 	}
 }

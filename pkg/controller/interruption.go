@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuscale/gpuscale/pkg/autoscaler"
 	"github.com/gpuscale/gpuscale/pkg/cloudprovider"
@@ -105,7 +106,7 @@ func evictWithin(ctx context.Context, a *liveActuator, pods []*v1.Pod, deadline 
 			})
 			switch {
 			case err == nil || apierrors.IsNotFound(err):
-			case apierrors.IsConflict(err) && replaced(ctx, a.client, p):
+			case apierrors.IsConflict(err) && gone(ctx, a.client, p):
 			case apierrors.IsTooManyRequests(err) || apierrors.IsConflict(err):
 				// Held by a budget, or a write inside the API server
 				// conflicted (drain.go): tried again next round.
@@ -131,6 +132,12 @@ func evictWithin(ctx context.Context, a *liveActuator, pods []*v1.Pod, deadline 
 		a.log.Warn("pod deleted past its disruption budget: its node's notice is ending", "pod", p.Namespace+"/"+p.Name, "node", p.Spec.NodeName)
 	}
 	return len(pods), nil
+}
+
+// gone reports whether p is gone or another pod has its name (lookAgain).
+func gone(ctx context.Context, c kubernetes.Interface, p *v1.Pod) bool {
+	g, _ := lookAgain(ctx, c, p)
+	return g
 }
 
 // graceWithin is the pod's grace period capped at grace and at the time
