@@ -85,21 +85,7 @@ func TestEvictionConflictIsRetriedUnlessThePodWasReplaced(t *testing.T) {
 				return true, nil, client.Tracker().Delete(podsResource, ev.Namespace, ev.Name)
 			})
 			clk := clocktesting.NewFakeClock(t0)
-			done := make(chan error, 1)
-			go func() {
-				done <- evictAll(context.Background(), client, clk, []*v1.Pod{pod}, nil,
-					drainOptions{MaxPodEvictionTime: time.Minute, MaxGracefulTermination: 10 * time.Minute, RetryInterval: time.Second})
-			}()
-			var err error
-		wait:
-			for {
-				select {
-				case err = <-done:
-					break wait
-				case <-time.After(time.Millisecond):
-					clk.Step(time.Second)
-				}
-			}
+			err := evictDriven(t, client, clk, []*v1.Pod{pod})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,25 +127,26 @@ func TestPodAnnotatedDuringTheDrainIsNotEvicted(t *testing.T) {
 		return true, nil, client.Tracker().Delete(podsResource, ev.Namespace, ev.Name)
 	})
 	clk := clocktesting.NewFakeClock(t0)
-	done := make(chan error, 1)
-	go func() {
-		done <- evictAll(context.Background(), client, clk, []*v1.Pod{first, second}, nil,
-			drainOptions{MaxPodEvictionTime: time.Minute, MaxGracefulTermination: 10 * time.Minute, RetryInterval: time.Second})
-	}()
-	var err error
-wait:
-	for {
-		select {
-		case err = <-done:
-			break wait
-		case <-time.After(time.Millisecond):
-			clk.Step(time.Second)
-		}
-	}
+	err := evictDriven(t, client, clk, []*v1.Pod{first, second})
 	if err == nil || !strings.Contains(err.Error(), "do-not-disrupt") {
 		t.Errorf("drain error %v, want one naming the do-not-disrupt annotation", err)
 	}
 	if len(evicted) != 1 || evicted[0] != "first" {
 		t.Errorf("evicted %v, want only the first pod", evicted)
 	}
+}
+
+// evictDriven runs evictAll on pods with a one-minute eviction time and a
+// one-second retry, stepping the fake clock while it waits.
+func evictDriven(t *testing.T, client *fake.Clientset, clk *clocktesting.FakeClock, pods []*v1.Pod) error {
+	t.Helper()
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		err = evictAll(context.Background(), client, clk, pods, nil,
+			drainOptions{MaxPodEvictionTime: time.Minute, MaxGracefulTermination: 10 * time.Minute, RetryInterval: time.Second})
+	}()
+	drive(t, clk, done, time.Second)
+	return err
 }
