@@ -315,3 +315,36 @@ func TestReplayPodAnnotatedWhileAnEarlierEvictionRetries(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayTaintLeftByAFailedUntaintIsRetried replays a schedule (seed
+// 400802, shrunk) that broke Liveness: the ToBeDeleted taint was written
+// but its reply lost, so the removal failed; taking the taint off again
+// timed out, and the node stayed marked for as long as the new leader led
+// (only a start-up clean-up removed such a taint). Fixed by trying again
+// on every loop the taints that could not be taken off.
+func TestReplayTaintLeftByAFailedUntaintIsRetried(t *testing.T) {
+	steps := []Step{
+		{Kind: StepDeleteWorkload, Pick: 7},
+		{Kind: StepHoldWatch, Resource: "pods"},
+		{Kind: StepTick, Dur: 26 * time.Second},
+		{Kind: StepTick, Dur: 42 * time.Second},
+		{Kind: StepTick, Dur: 18 * time.Second},
+		{Kind: StepTick, Dur: 28 * time.Second},
+		{Kind: StepTick, Dur: 20 * time.Second},
+		{Kind: StepTick, Dur: 40 * time.Second},
+		{Kind: StepDeleteWorkload, Pick: 8},
+		{Kind: StepTakeover},
+		{Kind: StepFault, Fault: Fault{Kind: FaultLostReply, Target: "nodes", Count: 2}, Pick: 8},
+		{Kind: StepTick, Dur: 14 * time.Second},
+		{Kind: StepTick, Dur: 46 * time.Second},
+		{Kind: StepTick, Dur: 60 * time.Second},
+		{Kind: StepFault, Fault: Fault{Kind: FaultTimeout, Target: "nodes", Count: 2}, Pick: 15},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 6 * time.Second},
+		{Kind: StepFinishPod, Pick: 3},
+		{Kind: StepTick, Dur: 48 * time.Second},
+	}
+	for _, v := range Run(400802, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

@@ -50,6 +50,8 @@ type liveActuator struct {
 	statusNamespace, statusName string
 	// drains tracks background removals, so shutdown can wait for them.
 	drains sync.WaitGroup
+	// owed are the taints untaint could not take off (untaintOwed).
+	owed owedTaints
 	// requests writes ProvisioningRequest conditions; nil when they are
 	// not enabled.
 	requests *requestWatch

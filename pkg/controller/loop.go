@@ -27,6 +27,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		return fmt.Errorf("cloud provider %s: refresh: %w", c.cp.Name(), err)
 	}
 	c.queueFailedCreations(start)
+	c.cluster.untaintOwed(ctx)
 	c.taintInterrupted(ctx)
 	c.refreshPriorities(ctx)
 	v, err := c.mirror.sync(c.listers, c.cp)

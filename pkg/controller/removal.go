@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,8 +193,57 @@ func (a *liveActuator) untaint(lead context.Context, w *removalWork) {
 	ctx, cancel := withClockTimeout(lead, a.clock, untaintTimeout)
 	defer cancel()
 	if err := removeOwnTaint(ctx, a.client, w.rm.Node, w.taint); err != nil {
-		a.log.Error("removing the taint after a called-off scale-down", "node", w.rm.Node, "err", contextCause(ctx, err))
+		a.log.Error("removing the taint after a called-off scale-down; retrying on the next loop", "node", w.rm.Node, "err", contextCause(ctx, err))
+		a.owed.add(w.rm.Node, w.taint)
 	}
+}
+
+// untaintOwed tries again to take off the taints untaint could not: a
+// ToBeDeleted taint left behind keeps the node out of the scheduler's
+// reach for as long as this instance leads (its start-up clean-up is the
+// only other that removes it). Each is removed only as it was written, so
+// a node planned again since, under a taint with a new value, keeps that
+// one. It runs at the start of every loop, on the loop's goroutine.
+func (a *liveActuator) untaintOwed(lead context.Context) {
+	owed := a.owed.take()
+	for _, node := range slices.Sorted(maps.Keys(owed)) {
+		taint := owed[node]
+		ctx, cancel := withClockTimeout(lead, a.clock, untaintTimeout)
+		err := removeOwnTaint(ctx, a.client, node, taint)
+		if err != nil {
+			a.log.Error("removing the taint of a called-off scale-down; retrying on the next loop", "node", node, "err", contextCause(ctx, err))
+			a.owed.add(node, taint)
+		} else {
+			a.log.Info("removed the taint of a called-off scale-down", "node", node)
+		}
+		cancel()
+	}
+}
+
+// owedTaints are the ToBeDeleted taints this instance put on nodes and
+// could not take off again, by node. The drains add to it; the loop
+// retries them.
+type owedTaints struct {
+	mu     sync.Mutex
+	taints map[string]v1.Taint
+}
+
+func (o *owedTaints) add(node string, t v1.Taint) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.taints == nil {
+		o.taints = map[string]v1.Taint{}
+	}
+	o.taints[node] = t
+}
+
+// take empties the set and returns what it held.
+func (o *owedTaints) take() map[string]v1.Taint {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t := o.taints
+	o.taints = nil
+	return t
 }
 
 func removalMessage(r disruption.Removal) string {

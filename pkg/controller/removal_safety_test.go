@@ -428,3 +428,62 @@ func TestRemovalClaimsAStaleTaint(t *testing.T) {
 		t.Errorf("taint value %q, want this removal's %q", tt.Value, toBeDeletedTaint(t0).Value)
 	}
 }
+
+// A taint that could not be taken off after a failed removal (the API
+// server timing out, as when the taint's own reply was lost) is tried
+// again on the next loop, as written: a node left ToBeDeleted would stay
+// out of the scheduler's reach for as long as this instance leads. A node
+// tainted again since (another value) keeps the newer taint.
+func TestTaintLeftByAFailedRemovalIsRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		retainted bool
+	}{
+		{"retried", false},
+		{"a newer taint stays", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset(groupNode("n", "g"), replicated(builder.Pod("p").OnNode("n").Build()))
+			client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewServerTimeout(podsResource.GroupResource(), "list", 1)
+			})
+			updates, refuse := 0, true
+			client.PrependReactor("update", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+				updates++
+				if updates > 1 && refuse {
+					return true, nil, apierrors.NewTimeoutError("the request timed out", 1)
+				}
+				return false, nil, nil
+			})
+			cp := &groupsProvider{groups: []string{"g"}}
+			clk := clocktesting.NewFakeClock(t0)
+			act := testActuator(client, cp, clk)
+			act.removeBatch(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
+				Removals: []disruption.Removal{{Node: "n", Group: "g", Empty: true}}}, nil)
+			if got := outcomeOf(t, act.outcomes); !strings.HasPrefix(got, "failed n: reading the node's pods") {
+				t.Fatalf("outcome %q, want the re-check failed", got)
+			}
+			if _, ok := taintOf(t, client, "n"); !ok {
+				t.Fatal("the untaint was refused, yet the node has no taint")
+			}
+			refuse = false
+			newer := toBeDeletedTaint(t0.Add(time.Hour))
+			if tc.retainted {
+				if err := putTaint(context.Background(), client, "n", newer, act.owner(), true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			act.untaintOwed(context.Background())
+			tt, ok := taintOf(t, client, "n")
+			switch {
+			case tc.retainted && tt != newer:
+				t.Errorf("taint %v, want the newer %v kept", tt, newer)
+			case !tc.retainted && ok:
+				t.Errorf("taint %v left on the node after the loop's retry", tt)
+			}
+			if owed := act.owed.take(); len(owed) != 0 {
+				t.Errorf("still owed after a successful retry: %v", owed)
+			}
+		})
+	}
+}
