@@ -123,7 +123,7 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&nodesValue{s}, "nodes", "A node group to manage, as <min>:<max>:<name>. Can be used multiple times.")
 	fs.Var(&discoveryValue{s}, "node-group-auto-discovery",
 		"Node group auto-discovery: asg:tag=<key>[=<value>],... (aws) or mig:namePrefix=<prefix>,min=<n>,max=<n> (gce). Can be used multiple times.")
-	fs.DurationVar(&s.MaxPodEvictionTime, "max-pod-eviction-time", s.MaxPodEvictionTime, "How long eviction of a pod is retried before the node's removal fails.")
+	fs.DurationVar(&s.MaxPodEvictionTime, "max-pod-eviction-time", s.MaxPodEvictionTime, "How long a failed eviction of a pod (a budget's refusal, a conflict, a server error) is retried before the node's removal fails.")
 	fs.DurationVar(&s.Liveness.MaxInactivity, "max-inactivity", s.Liveness.MaxInactivity, "The health check fails when no loop has started for this long.")
 	fs.DurationVar(&s.Liveness.MaxFailingTime, "max-failing-time", s.Liveness.MaxFailingTime, "The health check fails when no loop has succeeded for this long.")
 	fs.DurationVar(&s.Liveness.MaxStartupTime, "max-startup-time", s.Liveness.MaxStartupTime, "The health check fails when no loop has succeeded this long after the replica started leading.")

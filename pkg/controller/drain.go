@@ -17,9 +17,9 @@ import (
 
 // drainOptions bound how long a drain may take.
 type drainOptions struct {
-	// MaxPodEvictionTime is how long to keep retrying an eviction that a
-	// PodDisruptionBudget refuses (429) or that conflicts (409)
-	// (--max-pod-eviction-time, 2m).
+	// MaxPodEvictionTime is how long to keep retrying an eviction that
+	// fails: a PodDisruptionBudget refuses it (429), it conflicts (409),
+	// or any other error (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
 	// MaxGracefulTermination caps each pod's grace period.
 	MaxGracefulTermination time.Duration
@@ -27,8 +27,8 @@ type drainOptions struct {
 	RetryInterval time.Duration
 }
 
-// evictAll evicts pods through the Eviction API, retrying refusals until
-// MaxPodEvictionTime, then waits until they and await (pods already
+// evictAll evicts pods through the Eviction API, retrying refusals and
+// errors until MaxPodEvictionTime, then waits until they and await (pods already
 // terminating) are gone from the node, up to the capped grace period plus
 // drain.LongTerminatingMargin. A pod still there once it is
 // long-terminating counts as gone, as in the drain rules.
@@ -103,7 +103,13 @@ func evictOne(ctx context.Context, c kubernetes.Interface, clk clock.Clock, p *v
 				return fmt.Errorf("evicting %s/%s: a PodDisruptionBudget still refused after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
 			}
 		default:
-			return fmt.Errorf("evicting %s/%s: %w", p.Namespace, p.Name, err)
+			// Any other error (a 500 from a webhook, a timeout) is tried
+			// again too, as the Cluster Autoscaler does: a drain that
+			// failed at once would untaint the node and pause scale-down
+			// for --scale-down-delay-after-failure over a blip.
+			if clk.Now().After(deadline) {
+				return fmt.Errorf("evicting %s/%s: still failing after %s: %w", p.Namespace, p.Name, o.MaxPodEvictionTime, err)
+			}
 		}
 		if err := sleep(ctx, clk, o.RetryInterval); err != nil {
 			return err

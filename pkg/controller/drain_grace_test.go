@@ -48,18 +48,24 @@ func TestEvictionGraceIsCapped(t *testing.T) {
 	}
 }
 
-// A conflict (409) on an eviction means the pod was replaced only when the
+// A failed eviction is tried again within --max-pod-eviction-time, as the
+// Cluster Autoscaler does: a server error or a timeout may clear. A
+// conflict (409) on an eviction means the pod was replaced only when the
 // API server no longer holds a pod of that UID; otherwise it is a write
 // that conflicted inside the server, and the eviction is tried again
 // rather than waited out for the whole grace period.
-func TestEvictionConflictIsRetriedUnlessThePodWasReplaced(t *testing.T) {
+func TestFailedEvictionIsRetriedUnlessThePodWasReplaced(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		replace  bool
 		attempts int
+		// err is the first attempt's error; a conflict when nil.
+		err error
 	}{
 		{name: "transient conflict", attempts: 2},
 		{name: "pod replaced", replace: true, attempts: 1},
+		{name: "transient server error", attempts: 2, err: apierrors.NewInternalError(errors.New("webhook unavailable"))},
+		{name: "eviction timed out", attempts: 2, err: apierrors.NewTimeoutError("the request timed out", 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := builder.Pod("w").OnNode("n").Build()
@@ -79,6 +85,9 @@ func TestEvictionConflictIsRetriedUnlessThePodWasReplaced(t *testing.T) {
 						if err := client.Tracker().Update(podsResource, fresh, fresh.Namespace); err != nil {
 							t.Fatal(err)
 						}
+					}
+					if tc.err != nil {
+						return true, nil, tc.err
 					}
 					return true, nil, apierrors.NewConflict(podsResource.GroupResource(), ev.Name, errors.New("the object has been modified"))
 				}

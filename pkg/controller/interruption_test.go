@@ -92,35 +92,42 @@ func podExistsIn(c *fake.Clientset, name string) bool {
 	return err == nil
 }
 
-// A conflicting eviction (409) of a pod that is still there is tried again
-// in the next round, as in a voluntary drain: the pod is evicted, not left
-// running on a node about to be deleted.
-func TestInterruptedDrainRetriesAConflictingEviction(t *testing.T) {
-	pod := replicated(builder.Pod("w").OnNode("n").Build())
-	client := fake.NewClientset(groupNode("n", "g"), pod)
-	clk := clocktesting.NewFakeClock(t0)
-	attempts := 0
-	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "eviction" {
-			return false, nil, nil
-		}
-		attempts++
-		if attempts == 1 {
-			return true, nil, apierrors.NewConflict(podsResource.GroupResource(), "w", errors.New("the object has been modified"))
-		}
-		return true, nil, client.Tracker().Delete(podsResource, a.GetNamespace(), "w")
-	})
-	cp := &groupsProvider{groups: []string{"g"}}
-	act := testActuator(client, cp, clk)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		act.RemoveNodes(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: 10 * time.Minute,
-			Removals: []disruption.Removal{{Node: "n", Group: "g", Interruption: autoscaler.TaintAWSSpotInterruption, Deadline: t0.Add(2 * time.Minute)}}})
-		act.wait()
-	}()
-	drive(t, clk, done, retryInterval)
-	if attempts != 2 || podExistsIn(client, "w") {
-		t.Errorf("%d eviction attempts, pod still there: %v; want the conflict retried and the pod evicted", attempts, podExistsIn(client, "w"))
+// A failed eviction (a conflict, a server error) of a pod that is still
+// there is tried again in the next round, as in a voluntary drain: the pod
+// is evicted, not left running on a node about to be deleted.
+func TestInterruptedDrainRetriesAFailedEviction(t *testing.T) {
+	for _, first := range []error{
+		apierrors.NewConflict(podsResource.GroupResource(), "w", errors.New("the object has been modified")),
+		apierrors.NewInternalError(errors.New("webhook unavailable")),
+	} {
+		t.Run(first.Error(), func(t *testing.T) {
+			pod := replicated(builder.Pod("w").OnNode("n").Build())
+			client := fake.NewClientset(groupNode("n", "g"), pod)
+			clk := clocktesting.NewFakeClock(t0)
+			attempts := 0
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "eviction" {
+					return false, nil, nil
+				}
+				attempts++
+				if attempts == 1 {
+					return true, nil, first
+				}
+				return true, nil, client.Tracker().Delete(podsResource, a.GetNamespace(), "w")
+			})
+			cp := &groupsProvider{groups: []string{"g"}}
+			act := testActuator(client, cp, clk)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				act.RemoveNodes(context.Background(), autoscaler.RemoveNodes{MaxGracefulTermination: 10 * time.Minute,
+					Removals: []disruption.Removal{{Node: "n", Group: "g", Interruption: autoscaler.TaintAWSSpotInterruption, Deadline: t0.Add(2 * time.Minute)}}})
+				act.wait()
+			}()
+			drive(t, clk, done, retryInterval)
+			if attempts != 2 || podExistsIn(client, "w") {
+				t.Errorf("%d eviction attempts, pod still there: %v; want the eviction retried and the pod evicted", attempts, podExistsIn(client, "w"))
+			}
+		})
 	}
 }

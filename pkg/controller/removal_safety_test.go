@@ -294,9 +294,15 @@ func TestFailedDrainLeavesAnotherLeadersTaint(t *testing.T) {
 				return true, nil, tc.evictErr
 			})
 			cp := &groupsProvider{groups: []string{"g"}}
-			act := testActuator(client, cp, clocktesting.NewFakeClock(t0))
-			act.removeBatch(lead, autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
-				Removals: []disruption.Removal{{Node: "n", Group: "g", Evict: []disruption.Move{{Pod: planned, To: "other"}}}}}, nil)
+			clk := clocktesting.NewFakeClock(t0)
+			act := testActuator(client, cp, clk)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				act.removeBatch(lead, autoscaler.RemoveNodes{MaxGracefulTermination: time.Minute,
+					Removals: []disruption.Removal{{Node: "n", Group: "g", Evict: []disruption.Move{{Pod: planned, To: "other"}}}}}, nil)
+			}()
+			drive(t, clk, done, 10*time.Second)
 			if got := outcomeOf(t, act.outcomes); !strings.HasPrefix(got, "failed n: draining") {
 				t.Errorf("outcome %q, want a failed drain", got)
 			}
