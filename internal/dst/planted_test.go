@@ -64,11 +64,6 @@ func removalMessage(`},
 			{"pkg/controller/drain.go", "case apierrors.IsConflict(err):", "case apierrors.IsConflict(err):\n\t\t\treturn nil"},
 		},
 		invariants: []string{"Liveness"}},
-	{name: "a taint that could not be taken off is left (a fixed bug, reverted)",
-		edits: []edit{
-			{"pkg/controller/removal.go", "a.owed.add(w.rm.Node, w.taint)", "_ = w"},
-		},
-		invariants: []string{"Liveness"}},
 	{name: "a drain keeps acting after the Lease is lost",
 		edits: []edit{
 			{"pkg/controller/removal.go", "ctx, cancel := withClockTimeout(lead, a.clock, a.drainTimeout(grace))",

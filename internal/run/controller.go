@@ -19,6 +19,7 @@ func controllerOptions(shell ShellOptions, scan time.Duration, auto autoscaler.O
 	o.Sharding.Peers = shell.ShardPeers
 	o.EmitPerNodeGroupMetrics = shell.EmitPerNodeGroupMetrics
 	o.MaxPodEvictionTime = shell.MaxPodEvictionTime
+	o.APIConcurrency = shell.KubeClientBurst
 	o.Address = shell.Address
 	o.LeaderElection = shell.LeaderElection
 	o.Liveness = shell.Liveness

@@ -114,7 +114,7 @@ func (o *ClusterAutoscalerOptions) AddFlags(fs *pflag.FlagSet) {
 	s := &o.Shell
 	fs.StringVar(&s.Kubeconfig, "kubeconfig", s.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
 	fs.Float64Var(&s.KubeClientQPS, "kube-client-qps", s.KubeClientQPS, "Requests a second the API client makes on average (taints, evictions, status, events); a loop's actions share it.")
-	fs.IntVar(&s.KubeClientBurst, "kube-client-burst", s.KubeClientBurst, "Requests the API client may make at once above --kube-client-qps.")
+	fs.IntVar(&s.KubeClientBurst, "kube-client-burst", s.KubeClientBurst, "Requests the API client may make at once above --kube-client-qps; also how many API calls one action of a loop makes at once.")
 	fs.StringVar(&s.CloudProvider, "cloud-provider", s.CloudProvider, "Cloud provider type: "+strings.Join(cloudProviders, ", ")+".")
 	fs.StringVar(&s.CloudConfig, "cloud-config", s.CloudConfig, "Path to the cloud provider configuration file; empty for none (kwok then reads the ConfigMap gpuscale-kwok-config).")
 	fs.StringVar(&s.AWSInterruptionQueue, "aws-interruption-queue", s.AWSInterruptionQueue,

@@ -315,4 +315,8 @@ current-context: x
 	if c.QPS != 40 || c.Burst != 80 {
 		t.Errorf("client rate %v qps, burst %d; want 40 and 80", c.QPS, c.Burst)
 	}
+	// One action's calls at once: as many as the burst lets through.
+	if o := controllerOptions(s, 10*time.Second, autoscaler.DefaultOptions(), nil); o.APIConcurrency != 80 {
+		t.Errorf("API calls at once %d, want the burst, 80", o.APIConcurrency)
+	}
 }

@@ -52,6 +52,9 @@ type liveActuator struct {
 	drains sync.WaitGroup
 	// owed are the taints untaint could not take off (untaintOwed).
 	owed owedTaints
+	// apiConcurrency bounds the API calls one action makes at once
+	// (forEach); the client's rate limiter bounds their rate.
+	apiConcurrency int
 	// requests writes ProvisioningRequest conditions; nil when they are
 	// not enabled.
 	requests *requestWatch
@@ -212,48 +215,37 @@ func (a *liveActuator) templateSlices(r autoscaler.RemoveNodes) map[string][]*re
 }
 
 func (a *liveActuator) SoftTaint(ctx context.Context, t autoscaler.SoftTaint) error {
-	var errs []error
-	for _, n := range t.Nodes {
-		if err := putTaint(ctx, a.client, n, deletionCandidateTaint(a.clock.Now()), a.owner(), false); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
-		}
-	}
-	return joinErrors(errs)
+	taint := deletionCandidateTaint(a.clock.Now())
+	return perNode(t.Nodes, a.apiConcurrency, func(n string) error {
+		return putTaint(ctx, a.client, n, taint, a.owner(), false)
+	})
 }
 
 func (a *liveActuator) SoftUntaint(ctx context.Context, t autoscaler.SoftUntaint) error {
-	var errs []error
-	for _, n := range t.Nodes {
-		if err := removeTaint(ctx, a.client, n, disruption.TaintDeletionCandidate); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
-		}
-	}
-	return joinErrors(errs)
+	return perNode(t.Nodes, a.apiConcurrency, func(n string) error {
+		return removeTaint(ctx, a.client, n, disruption.TaintDeletionCandidate)
+	})
 }
 
 func (a *liveActuator) Cordon(ctx context.Context, c autoscaler.Cordon) error {
-	var errs []error
 	taint := v1.Taint{Key: autoscaler.TaintConsolidating, Value: strconv.FormatInt(a.clock.Now().Unix(), 10), Effect: v1.TaintEffectNoSchedule}
-	for _, n := range c.Nodes {
+	return perNode(c.Nodes, a.apiConcurrency, func(n string) error {
 		if err := putTaint(ctx, a.client, n, taint, a.owner(), false); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
-			continue
+			return err
 		}
 		a.events.node(n, v1.EventTypeNormal, status.EventConsolidationReplace, c.Reason, nil)
-	}
-	return joinErrors(errs)
+		return nil
+	})
 }
 
 func (a *liveActuator) Uncordon(ctx context.Context, c autoscaler.Uncordon) error {
-	var errs []error
-	for _, n := range c.Nodes {
+	return perNode(c.Nodes, a.apiConcurrency, func(n string) error {
 		if err := removeTaint(ctx, a.client, n, autoscaler.TaintConsolidating); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n, err))
-			continue
+			return err
 		}
 		a.events.node(n, v1.EventTypeNormal, status.EventConsolidationGivenUp, c.Reason, nil)
-	}
-	return joinErrors(errs)
+		return nil
+	})
 }
 
 // RemoveNodes runs the batch in the background (removal.go).

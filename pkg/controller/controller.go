@@ -51,6 +51,11 @@ type Options struct {
 	Status status.RenderOptions
 	// MaxPodEvictionTime (--max-pod-eviction-time, 2m).
 	MaxPodEvictionTime time.Duration
+	// APIConcurrency bounds the API calls one action of a loop makes at
+	// once (taints of many nodes, a removal batch's re-checks): the
+	// client's burst (--kube-client-burst, 10), so that its rate, not a
+	// round trip at a time, bounds them. Below 1 means one at a time.
+	APIConcurrency int
 	// Address serves /metrics and /health-check (--address, :8085); "" serves nothing.
 	Address string
 	// EmitPerNodeGroupMetrics adds the per-group gauges
@@ -86,6 +91,7 @@ func DefaultOptions() Options {
 		WriteStatusConfigMap: true,
 		Status:               status.DefaultRenderOptions(),
 		MaxPodEvictionTime:   2 * time.Minute,
+		APIConcurrency:       10,
 		Address:              ":8085",
 		Liveness:             DefaultLiveness(),
 		LeaderElection:       DefaultLeaderElection(),
@@ -198,7 +204,7 @@ func New(client kubernetes.Interface, cp cloudprovider.CloudProvider, opts Optio
 		events: c.events, outcomes: c.outcomes, maxPodEvictionTime: opts.MaxPodEvictionTime,
 		maxNodeDeletionTime: opts.Autoscaler.ScaleDown.MaxCloudProviderNodeDeletionTime,
 		drainOptions:        opts.Autoscaler.DrainOptions(), pdbs: c.listers.pdbs,
-		statusNamespace: opts.Namespace, statusName: opts.StatusConfigMapName}
+		statusNamespace: opts.Namespace, statusName: opts.StatusConfigMapName, apiConcurrency: opts.APIConcurrency}
 	if opts.EmitPerNodeGroupMetrics {
 		c.metrics.emitPerGroup()
 	}

@@ -43,26 +43,37 @@ import (
 // the template ResourceSlices of the nodes' groups, for the metric labels
 // of DRA nodes.
 func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, slices map[string][]*resourceapi.ResourceSlice) {
-	var tainted []*removalWork
-	for _, rm := range r.Removals {
-		w := &removalWork{rm: rm, taint: toBeDeletedTaint(a.clock.Now()), slices: slices[rm.Group]}
+	works := make([]*removalWork, len(r.Removals))
+	errs := make([]error, len(r.Removals))
+	taint := toBeDeletedTaint(a.clock.Now())
+	forEach(len(works), a.apiConcurrency, func(i int) {
+		rm := r.Removals[i]
+		works[i] = &removalWork{rm: rm, taint: taint, slices: slices[rm.Group]}
 		// An older ToBeDeleted taint is replaced: the planner judged it
 		// stale (--max-cloud-provider-node-deletion-time), and untaint
 		// compares the value written here.
-		err := putTaint(ctx, a.client, rm.Node, w.taint, a.owner(), true)
-		switch {
+		errs[i] = putTaint(ctx, a.client, rm.Node, taint, a.owner(), true)
+	})
+	var tainted []*removalWork
+	for i, w := range works {
+		switch err := errs[i]; {
 		case apierrors.IsNotFound(err):
-			a.aborted(rm, "the node is gone")
+			a.aborted(w.rm, "the node is gone")
 		case err != nil:
 			a.failed(ctx, w, "tainting "+disruption.TaintToBeDeleted, err)
 		default:
 			tainted = append(tainted, w)
 		}
 	}
+	// Every node of the batch is tainted before any is read again.
+	checks := make([]podCheck, len(tainted))
+	errs = errs[:len(tainted)]
+	forEach(len(tainted), a.apiConcurrency, func(i int) {
+		checks[i], errs[i] = a.recheck(ctx, tainted[i].rm)
+	})
 	var ready []*removalWork
-	for _, w := range tainted {
-		c, err := a.recheck(ctx, w.rm)
-		switch {
+	for i, w := range tainted {
+		switch c, err := checks[i], errs[i]; {
 		case err != nil:
 			a.failed(ctx, w, "reading the node's pods", err)
 		case c.why != "":
