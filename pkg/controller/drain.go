@@ -28,9 +28,9 @@ type drainOptions struct {
 }
 
 // evictAll evicts pods through the Eviction API, retrying refusals and
-// errors until MaxPodEvictionTime, then waits until they and await (pods already
-// terminating) are gone from the node, up to the capped grace period plus
-// drain.LongTerminatingMargin. A pod still there once it is
+// errors until MaxPodEvictionTime, then waits until they and await (pods
+// already terminating) are gone from the node, up to the capped grace
+// period plus drain.LongTerminatingMargin. A pod still there once it is
 // long-terminating counts as gone, as in the drain rules.
 func evictAll(ctx context.Context, c kubernetes.Interface, clk clock.Clock, pods, await []*v1.Pod, o drainOptions) error {
 	deadline := clk.Now().Add(o.MaxPodEvictionTime)

@@ -39,16 +39,17 @@ import (
 // drain; each drain is also bounded by drainTimeout. Only this instance's
 // own taint is ever taken off again, and only while it leads (untaint).
 //
-// Every removal ends in one outcome, queued for the next loop. slices are
-// the template ResourceSlices of the nodes' groups, for the metric labels
-// of DRA nodes.
-func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, slices map[string][]*resourceapi.ResourceSlice) {
+// Every removal ends in one outcome, queued for the next loop. groupSlices
+// are the template ResourceSlices of the nodes' groups, for the metric
+// labels of DRA nodes. The taints and re-checks of the batch's nodes run
+// up to apiConcurrency at once (forEach).
+func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes, groupSlices map[string][]*resourceapi.ResourceSlice) {
 	works := make([]*removalWork, len(r.Removals))
 	errs := make([]error, len(r.Removals))
 	taint := toBeDeletedTaint(a.clock.Now())
 	forEach(len(works), a.apiConcurrency, func(i int) {
 		rm := r.Removals[i]
-		works[i] = &removalWork{rm: rm, taint: taint, slices: slices[rm.Group]}
+		works[i] = &removalWork{rm: rm, taint: taint, slices: groupSlices[rm.Group]}
 		// An older ToBeDeleted taint is replaced: the planner judged it
 		// stale (--max-cloud-provider-node-deletion-time), and untaint
 		// compares the value written here.
@@ -225,7 +226,7 @@ func (a *liveActuator) untaintOwed(lead context.Context) {
 			a.log.Error("removing the taint of a called-off scale-down; retrying on the next loop", "node", node, "err", contextCause(ctx, err))
 			a.owed.add(node, taint)
 		} else {
-			a.log.Info("removed the taint of a called-off scale-down", "node", node)
+			a.log.Info("the taint of a called-off scale-down is off", "node", node)
 		}
 		cancel()
 	}
