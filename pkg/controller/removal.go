@@ -223,6 +223,7 @@ func (a *liveActuator) untaintOwed(lead context.Context) {
 		ctx, cancel := withClockTimeout(lead, a.clock, untaintTimeout)
 		err := removeOwnTaint(ctx, a.client, node, taint)
 		if err != nil {
+			a.metrics.errors.WithLabelValues("apiCallError").Inc()
 			a.log.Error("removing the taint of a called-off scale-down; retrying on the next loop", "node", node, "err", contextCause(ctx, err))
 			a.owed.add(node, taint)
 		} else {
