@@ -24,9 +24,11 @@ func (s *session) deletePass() {
 			s.keep(i, reason, msg)
 			continue
 		}
-		if reason, msg := s.room.belowMinimum(s, limits.NodeTotals(st.ni.Node), limits.Totals{}); reason != "" {
-			s.keep(i, reason, msg)
-			continue
+		if s.room.minimums {
+			if reason, msg := s.room.belowMinimum(s, limits.NodeTotals(st.ni.Node), limits.Totals{}); reason != "" {
+				s.keep(i, reason, msg)
+				continue
+			}
 		}
 		s.tryDelete(i)
 	}

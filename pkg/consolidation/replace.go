@@ -237,7 +237,9 @@ func (s *session) tryReplace(nodes []int32) trial {
 	var gone limits.Totals
 	for _, i := range nodes {
 		t.before += s.nodes[i].price
-		gone.Add(limits.NodeTotals(s.nodes[i].ni.Node), 1)
+		if s.room.minimums {
+			gone.Add(limits.NodeTotals(s.nodes[i].ni.Node), 1)
+		}
 	}
 	items, ds, ok := s.podsToMove(nodes)
 	if !ok {
@@ -365,9 +367,9 @@ func (s *session) cheapestLaunch(nodes []int32, before float64, evicted int, lef
 		if most <= 0 {
 			continue
 		}
-		if head, why := s.room.headroom(s, g); head < most {
+		if head, limit := s.room.headroom(s, g); head < most {
 			most = head
-			notes = append(notes, why+" reached")
+			notes = append(notes, headroomWhy(g, limit)+" reached")
 		}
 		if most <= 0 || !s.fitsEmpty(g, leftovers) {
 			continue

@@ -33,6 +33,19 @@ type groupRoom struct {
 	busy, planned int
 	// policy is what the budgets and windows allow the group now.
 	policy disruption.Group
+	// tmpl is what one new node of the group adds to the totals, once
+	// counted (templateTotals).
+	tmpl *limits.Totals
+}
+
+// templateTotals is limits.TemplateTotals of the group, counted once a
+// pass: replacements ask it of every group for every candidate.
+func (g *groupRoom) templateTotals() limits.Totals {
+	if g.tmpl == nil {
+		t := limits.TemplateTotals(g.g)
+		g.tmpl = &t
+	}
+	return *g.tmpl
 }
 
 func (r *room) init(s *session) {
@@ -96,6 +109,8 @@ func (r *room) disrupt(g *groupRoom, n int) (Reason, string) {
 
 // belowMinimum returns why removing nodes adding up to gone, while adding
 // nodes adding up to added, would take the cluster below a minimum, or "".
+// Without minimums (r.minimums unset) it is always "", and callers may
+// skip counting gone.
 func (r *room) belowMinimum(s *session, gone, added limits.Totals) (Reason, string) {
 	if !r.minimums {
 		return "", ""
@@ -109,15 +124,26 @@ func (r *room) belowMinimum(s *session, gone, added limits.Totals) (Reason, stri
 }
 
 // headroom is how many nodes of g may be added, old nodes still running:
-// the group's maximum size and the cluster's maximums, and which binds.
-func (r *room) headroom(s *session, g *snapshot.NodeGroup) (int, string) {
-	n, why := g.MaxSize-g.TargetSize, fmt.Sprintf("node group %s max size %d", g.ID, g.MaxSize)
+// the group's maximum size and the cluster's maximums. limit names the
+// cluster limit that binds, "" when the group's maximum size does
+// (headroomWhy says which in words).
+func (r *room) headroom(s *session, g *snapshot.NodeGroup) (n int, limit string) {
+	n = g.MaxSize - g.TargetSize
 	if g.Template != nil {
-		if h, limit := s.opts.Limits.Headroom(r.all, limits.TemplateTotals(g)); h < n {
-			n, why = h, "--"+limit
+		if h, l := s.opts.Limits.Headroom(r.all, r.group(g).templateTotals()); h < n {
+			n, limit = h, l
 		}
 	}
-	return max(n, 0), why
+	return max(n, 0), limit
+}
+
+// headroomWhy says what bounds headroom: the cluster limit, else the
+// group's maximum size.
+func headroomWhy(g *snapshot.NodeGroup, limit string) string {
+	if limit != "" {
+		return "--" + limit
+	}
+	return fmt.Sprintf("node group %s max size %d", g.ID, g.MaxSize)
 }
 
 // take charges a move: nodes leave their groups, their totals leave the
