@@ -1,8 +1,6 @@
 package gpu
 
 import (
-	"sort"
-
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -101,17 +99,15 @@ func Type(node *v1.Node) string {
 // ResourceOf is the node's first accelerator resource by name (capacity or
 // allocatable), or "" when it has none.
 func ResourceOf(node *v1.Node) v1.ResourceName {
-	var names []string
-	for _, rl := range []v1.ResourceList{node.Status.Capacity, node.Status.Allocatable} {
+	// The least name, found without sorting: every node of every loop
+	// asks.
+	var least v1.ResourceName
+	for _, rl := range [...]v1.ResourceList{node.Status.Capacity, node.Status.Allocatable} {
 		for name, q := range rl {
-			if IsGPUResource(name) && !q.IsZero() {
-				names = append(names, string(name))
+			if (least == "" || name < least) && IsGPUResource(name) && !q.IsZero() {
+				least = name
 			}
 		}
 	}
-	if len(names) == 0 {
-		return ""
-	}
-	sort.Strings(names)
-	return v1.ResourceName(names[0])
+	return least
 }

@@ -77,8 +77,9 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 		threshold, from = g.gpuThreshold, g.gpuFrom
 	}
 	if st.util.Value >= threshold {
-		return ReasonNotUnderutilized, fmt.Sprintf("%s requested is %s of allocatable, not below %s (%s)",
-			st.util.Resource, percent(st.util.Value), percent(threshold), from)
+		// Every loop says this of most nodes: joined, not formatted.
+		return ReasonNotUnderutilized, string(st.util.Resource) + " requested is " + percent(st.util.Value) +
+			" of allocatable, not below " + percent(threshold) + " (" + from + ")"
 	}
 	return "", ""
 }
