@@ -348,3 +348,38 @@ func TestReplayTaintLeftByAFailedUntaintIsRetried(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// TestReplayStaleTaintTheStartUpCouldNotRemove replays a schedule (seed
+// 1005654, shrunk) that broke Liveness in the third 100,000-schedule
+// run: a process wrote a node's ToBeDeletedByClusterAutoscaler taint, lost
+// the reply and was killed; its successor's start-up clean-up met a server
+// error on that node, reported it and left it, and the node stayed marked
+// (it could not be removed: its pods had nowhere to go). Fixed with fix 10:
+// what the clean-up could not remove is tried again on every loop.
+func TestReplayStaleTaintTheStartUpCouldNotRemove(t *testing.T) {
+	steps := []Step{
+		{Kind: StepDeleteWorkload, Pick: 7},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 1, GPU: true},
+		{Kind: StepAddWorkload, Workload: WorkloadSlowStop, Replicas: 3, GPU: true},
+		{Kind: StepTick, Dur: 58 * time.Second},
+		{Kind: StepTick, Dur: 36 * time.Second},
+		{Kind: StepFinishPod, Pick: 0},
+		{Kind: StepTick, Dur: 24 * time.Second},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 24 * time.Second},
+		{Kind: StepFault, Fault: Fault{Kind: FaultLostReply, Target: "nodes", Count: 2}, Pick: 3},
+		{Kind: StepFault, Fault: Fault{Kind: FaultServerError, Target: "nodes", Count: 1}, Pick: 6},
+		{Kind: StepRegister, Pick: 13},
+		{Kind: StepTick, Dur: 26 * time.Second},
+		{Kind: StepRegister, Pick: 4},
+		{Kind: StepKillAfterTaint},
+		{Kind: StepSchedule},
+		{Kind: StepTick, Dur: 56 * time.Second},
+		{Kind: StepAddWorkload, Workload: WorkloadNotSafeToEvict, Replicas: 3, GPU: true},
+		{Kind: StepTick, Dur: 18 * time.Second},
+		{Kind: StepProtectPod, Pick: 6},
+	}
+	for _, v := range Run(1005654, steps, DefaultOptions()).Violations {
+		t.Error(v)
+	}
+}

@@ -210,48 +210,59 @@ func (a *liveActuator) untaint(lead context.Context, w *removalWork) {
 	}
 }
 
-// untaintOwed tries again to take off the taints untaint could not: a
-// ToBeDeleted taint left behind keeps the node out of the scheduler's
-// reach for as long as this instance leads (its start-up clean-up is the
-// only other that removes it). Each is removed only as it was written, so
-// a node planned again since, under a taint with a new value, keeps that
-// one. It runs at the start of every loop, on the loop's goroutine.
+// untaintOwed tries again to take off the taints that could not be: a
+// removal's taint its untaint could not take off, and a predecessor's that
+// the start-up clean-up could not. A ToBeDeleted taint left behind keeps
+// the node out of the scheduler's reach for as long as this instance leads
+// (its start-up clean-up is the only other that removes it). Each is
+// removed only as it was written, so a node planned again since, under a
+// taint with a new value, keeps that one. It runs at the start of every
+// loop, on the loop's goroutine.
 func (a *liveActuator) untaintOwed(lead context.Context) {
 	owed := a.owed.take()
-	for _, node := range slices.Sorted(maps.Keys(owed)) {
-		taint := owed[node]
+	for _, k := range slices.SortedFunc(maps.Keys(owed), compareOwed) {
+		taint := owed[k]
 		ctx, cancel := withClockTimeout(lead, a.clock, untaintTimeout)
-		err := removeOwnTaint(ctx, a.client, node, taint)
+		err := removeOwnTaint(ctx, a.client, k.node, taint)
 		if err != nil {
 			a.metrics.errors.WithLabelValues("apiCallError").Inc()
-			a.log.Error("removing the taint of a called-off scale-down; retrying on the next loop", "node", node, "err", contextCause(ctx, err))
-			a.owed.add(node, taint)
+			a.log.Error("removing a taint left behind; retrying on the next loop", "node", k.node, "taint", k.key, "err", contextCause(ctx, err))
+			a.owed.add(k.node, taint)
 		} else {
-			a.log.Info("the taint of a called-off scale-down is off", "node", node)
+			a.log.Info("a taint left behind is off", "node", k.node, "taint", k.key)
 		}
 		cancel()
 	}
 }
 
-// owedTaints are the ToBeDeleted taints this instance put on nodes and
-// could not take off again, by node. The drains add to it; the loop
-// retries them.
+// owedTaints are the taints this instance (or the run before it) put on
+// nodes and that could not be taken off again, by node and key. The
+// drains and the start-up clean-up add to it; the loop retries them.
 type owedTaints struct {
 	mu     sync.Mutex
-	taints map[string]v1.Taint
+	taints map[owedKey]v1.Taint
+}
+
+type owedKey struct{ node, key string }
+
+func compareOwed(a, b owedKey) int {
+	if c := strings.Compare(a.node, b.node); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
 }
 
 func (o *owedTaints) add(node string, t v1.Taint) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.taints == nil {
-		o.taints = map[string]v1.Taint{}
+		o.taints = map[owedKey]v1.Taint{}
 	}
-	o.taints[node] = t
+	o.taints[owedKey{node, t.Key}] = t
 }
 
 // take empties the set and returns what it held.
-func (o *owedTaints) take() map[string]v1.Taint {
+func (o *owedTaints) take() map[owedKey]v1.Taint {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t := o.taints

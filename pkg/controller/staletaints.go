@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,7 @@ type staleTaints struct {
 	// Cleaned counts the taints removed.
 	Cleaned int
 	// Failed are the nodes whose taints could not be removed, each with
-	// its error; they are reported, not retried.
+	// its error; the loop tries them again (untaintOwed).
 	Failed []error
 }
 
@@ -28,7 +29,8 @@ type staleTaints struct {
 // An error means the clean-up could not start (the cloud provider's
 // refresh or the node list failed) and must be tried again before the
 // loop acts. A node that cannot be updated (an admission webhook, a
-// policy, a 5xx) does not stop the others: it is listed in Failed.
+// policy, a 5xx) does not stop the others: it is listed in Failed, and
+// its taints are owed (untaintOwed), tried again on every loop.
 func (c *Controller) cleanStaleTaints(ctx context.Context) (staleTaints, error) {
 	var out staleTaints
 	if err := c.cp.Refresh(ctx); err != nil {
@@ -54,6 +56,13 @@ func (c *Controller) cleanStaleTaints(ctx context.Context) (staleTaints, error) 
 			}
 			if err := removeTaint(ctx, c.client, n.Name, key); err != nil {
 				out.Failed = append(out.Failed, fmt.Errorf("node %s: removing stale taint %s: %w", n.Name, key, err))
+				// The loop tries again, as each was read: a taint this run
+				// writes on the node later has another value and stays.
+				for _, t := range n.Spec.Taints {
+					if slices.Contains(ownedTaintKeys[:], t.Key) {
+						c.cluster.owed.add(n.Name, t)
+					}
+				}
 				break
 			}
 			out.Cleaned++
@@ -82,7 +91,7 @@ func (c *Controller) cleanUpAtStart(ctx context.Context) bool {
 	}
 	for _, err := range r.Failed {
 		c.metrics.errors.WithLabelValues("apiCallError").Inc()
-		c.log.Error("a stale taint could not be removed; remove it by hand or restart the autoscaler to retry", "err", err)
+		c.log.Error("a stale taint could not be removed; retrying on the next loop", "err", err)
 	}
 	if r.Cleaned > 0 {
 		c.log.Info("removed taints left by an earlier run", "count", r.Cleaned)

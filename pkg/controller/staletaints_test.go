@@ -60,11 +60,13 @@ func ownedNode(name, group, owner string) *v1.Node {
 }
 
 // One node the API server refuses to update (an admission webhook, a 5xx)
-// does not stop the clean-up of the others, and is reported by name.
+// does not stop the clean-up of the others, and is reported by name; the
+// loop tries it again once the refusals end.
 func TestStaleTaintCleanUpGoesOnPastAFailedNode(t *testing.T) {
 	client := fake.NewClientset(ownedNode("a", "ours", ""), ownedNode("b", "ours", ""), ownedNode("c", "ours", ""))
+	refuse := true
 	client.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.(k8stesting.UpdateAction).GetObject().(*v1.Node).Name == "b" {
+		if refuse && a.(k8stesting.UpdateAction).GetObject().(*v1.Node).Name == "b" {
 			return true, nil, apierrors.NewForbidden(v1.Resource("nodes"), "b", errors.New("denied by a webhook"))
 		}
 		return false, nil, nil
@@ -81,6 +83,15 @@ func TestStaleTaintCleanUpGoesOnPastAFailedNode(t *testing.T) {
 		if hasTaintNamed(t, client, n, staleTaint.Key) {
 			t.Errorf("node %s keeps its stale taint", n)
 		}
+	}
+	c.cluster.untaintOwed(context.Background())
+	if !hasTaintNamed(t, client, "b", staleTaint.Key) {
+		t.Fatal("node b lost its taint while updates of it were refused")
+	}
+	refuse = false
+	c.cluster.untaintOwed(context.Background())
+	if hasTaintNamed(t, client, "b", staleTaint.Key) {
+		t.Error("node b keeps its stale taint after the loop's retry")
 	}
 }
 
