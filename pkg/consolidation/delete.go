@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/gpuscale/gpuscale/pkg/gpu"
-	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 )
 
@@ -24,11 +23,9 @@ func (s *session) deletePass() {
 			s.keep(i, reason, msg)
 			continue
 		}
-		if s.room.minimums {
-			if reason, msg := s.room.belowMinimum(s, limits.NodeTotals(st.ni.Node), limits.Totals{}); reason != "" {
-				s.keep(i, reason, msg)
-				continue
-			}
+		if reason, msg := s.room.belowMinimum(s, []int32{i}, Launch{}); reason != "" {
+			s.keep(i, reason, msg)
+			continue
 		}
 		s.tryDelete(i)
 	}

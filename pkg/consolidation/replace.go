@@ -234,12 +234,8 @@ func need(d, c float64) float64 {
 // tryReplace weighs replacing nodes and undoes every change to the snapshot.
 func (s *session) tryReplace(nodes []int32) trial {
 	t := trial{nodes: slices.Clone(nodes)}
-	var gone limits.Totals
 	for _, i := range nodes {
 		t.before += s.nodes[i].price
-		if s.room.minimums {
-			gone.Add(limits.NodeTotals(s.nodes[i].ni.Node), 1)
-		}
 	}
 	items, ds, ok := s.podsToMove(nodes)
 	if !ok {
@@ -268,7 +264,7 @@ func (s *session) tryReplace(nodes []int32) trial {
 	}
 	t.launch, t.after, t.why, t.ok = s.cheapestLaunch(nodes, t.before, len(items), leftovers)
 	if t.ok {
-		if reason, msg := s.room.belowMinimum(s, gone, s.launchTotals(t.launch)); reason != "" {
+		if reason, msg := s.room.belowMinimum(s, nodes, t.launch); reason != "" {
 			t.ok, t.why = false, msg
 		}
 	}

@@ -107,16 +107,18 @@ func (r *room) disrupt(g *groupRoom, n int) (Reason, string) {
 	return "", ""
 }
 
-// belowMinimum returns why removing nodes adding up to gone, while adding
-// nodes adding up to added, would take the cluster below a minimum, or "".
-// Without minimums (r.minimums unset) it is always "", and callers may
-// skip counting gone.
-func (r *room) belowMinimum(s *session, gone, added limits.Totals) (Reason, string) {
+// belowMinimum returns why removing nodes, while launch adds its nodes,
+// would take the cluster below a minimum, or "". The nodes' totals are
+// counted only when some minimum is set.
+func (r *room) belowMinimum(s *session, nodes []int32, launch Launch) (Reason, string) {
 	if !r.minimums {
 		return "", ""
 	}
-	per := gone
-	per.Add(added, -1)
+	var per limits.Totals
+	for _, i := range nodes {
+		per.Add(limits.NodeTotals(s.nodes[i].ni.Node), 1)
+	}
+	per.Add(s.launchTotals(launch), -1)
 	if below, which := s.opts.Limits.BelowMinimum(r.staying, per); below {
 		return ReasonClusterMinimum, fmt.Sprintf("removing the node would take the cluster below the minimum of --%s", which)
 	}

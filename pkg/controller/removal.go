@@ -68,13 +68,13 @@ func (a *liveActuator) removeBatch(ctx context.Context, r autoscaler.RemoveNodes
 	}
 	// Every node of the batch is tainted before any is read again.
 	checks := make([]podCheck, len(tainted))
-	errs = errs[:len(tainted)]
+	checkErrs := make([]error, len(tainted))
 	forEach(len(tainted), a.apiConcurrency, func(i int) {
-		checks[i], errs[i] = a.recheck(ctx, tainted[i].rm)
+		checks[i], checkErrs[i] = a.recheck(ctx, tainted[i].rm)
 	})
 	var ready []*removalWork
 	for i, w := range tainted {
-		switch c, err := checks[i], errs[i]; {
+		switch c, err := checks[i], checkErrs[i]; {
 		case err != nil:
 			a.failed(ctx, w, "reading the node's pods", err)
 		case c.why != "":
