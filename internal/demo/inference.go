@@ -29,9 +29,13 @@ const (
 	inferenceApp   = "llama"
 	inferenceModel = "llama-3-8b"
 	bufferName     = "llama-warm"
-	// inferenceRequests is the load the story sends: ceil(10 / 4) = 3
-	// replicas at 4 requests each.
-	inferenceRequests = 10
+	// inferenceRequests is the load the story sends, more than the 3
+	// replicas' 12 slots (4 each): ceil(20 / 4) = 5, held at the HPA's
+	// maximum of 3. The queue left while only some replicas run keeps the
+	// HPA at 3 (with 10 requests, 2 replicas running 8 and 2 waiting
+	// would ask for 2, and the third replica's node would race the HPA's
+	// downscale window).
+	inferenceRequests = 20
 	inferenceReplicas = 3
 	// inferenceNodes is the GPU nodes the story needs at most: the
 	// replicas and the buffer's warm node.
@@ -115,7 +119,7 @@ func (k *inferenceWalk) run(ctx context.Context) error {
 	return k.steps(ctx, []walkStep{
 		{StepWarmCapacity, "Creating CapacityBuffer " + bufferName + " (1 replica of the model's shape): the autoscaler adds a warm GPU node that nothing runs on", k.buffer},
 		{StepAtZero, "Deploying " + inferenceApp + " at 1 replica, its HPA on the model's queue (External vllm_requests_waiting and vllm_requests_running, 4 a replica, min 0): with no requests the HPA scales it to 0", k.atZero},
-		{StepFromZero, fmt.Sprintf("%d requests arrive and wait at the router: the HPA scales 0 -> %d, the first replica starts on the warm node at once", inferenceRequests, inferenceReplicas), k.fromZero},
+		{StepFromZero, fmt.Sprintf("%d requests arrive and wait at the router: the HPA scales 0 -> %d (its maximum), the first replica starts on the warm node at once", inferenceRequests, inferenceReplicas), k.fromZero},
 		{StepServing, "The other replicas wait for GPU nodes the autoscaler adds; served, the requests run and hold the replicas", k.serving},
 		{StepToZero, "The requests stop: the HPA returns to 0 after its stabilization window", k.toZero},
 		{StepNodesRemoved, "The replicas' GPU nodes are idle: the autoscaler removes them and keeps the buffer's warm node", k.nodesRemoved},
