@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,8 +50,10 @@ func (p *mixedProvider) NodeGroupForNode(n *v1.Node) (string, error) {
 // in use after a collection once the first loop is done and after the
 // last (heap-MiB, heap-growth-%) with the live objects' bytes (live-MiB),
 // the nodes the last loop added, the first loop of the new controller
-// (first-loop-s: the snapshot built from nothing) and the status
-// ConfigMap's size.
+// (first-loop-s: the snapshot built from nothing), the status ConfigMap's
+// size, the most events one loop built (events-max; built, not posted) and
+// the size of the /metrics page with its series (metrics-KiB,
+// metrics-series).
 func BenchmarkUltraLoop(b *testing.B) {
 	nodes := benchmeasure.Nodes(b)
 	s, err := benchcluster.Mixed(nodes, 10)
@@ -78,6 +82,8 @@ func BenchmarkUltraLoop(b *testing.B) {
 	start := time.Now()
 	c, rec, stop := benchControllerOn(b, servedOnce(podList, nodeList), cp, o)
 	defer stop()
+	events := &countingRecorder{}
+	c.recorder, c.events.recorder = events, events
 	podList, nodeList = nil, nil
 	b.Logf("%d nodes: caches synced in %v", nodes, time.Since(start).Round(time.Millisecond))
 	ctx := context.Background()
@@ -91,6 +97,7 @@ func BenchmarkUltraLoop(b *testing.B) {
 	b.ResetTimer()
 	loops := make([]time.Duration, 0, b.N)
 	cpu0 := benchmeasure.CPUTime()
+	mostEvents := events.n.Swap(0)
 	for i := 0; i < b.N; i++ {
 		rec.nodesUp = 0
 		t := time.Now()
@@ -98,6 +105,7 @@ func BenchmarkUltraLoop(b *testing.B) {
 			b.Fatal(err)
 		}
 		loops = append(loops, time.Since(t))
+		mostEvents = max(mostEvents, events.n.Swap(0))
 	}
 	cpu := benchmeasure.CPUTime() - cpu0
 	b.StopTimer()
@@ -118,6 +126,10 @@ func BenchmarkUltraLoop(b *testing.B) {
 		size += len(d)
 	}
 	b.ReportMetric(float64(size)/1024, "status-KiB")
+	b.ReportMetric(float64(mostEvents), "events-max")
+	page, series := metricsPage(b, c)
+	b.ReportMetric(float64(page)/1024, "metrics-KiB")
+	b.ReportMetric(float64(series), "metrics-series")
 	if benchmeasure.Goals(nodes) {
 		if p99 := benchmeasure.Percentile(loops, 0.99); p99 > 2*time.Second {
 			b.Errorf("p99 %v is past the goal of 2s at %d nodes", p99, nodes)
@@ -129,6 +141,34 @@ func BenchmarkUltraLoop(b *testing.B) {
 			b.Errorf("the heap in use is %.0f MiB, past the goal of 4 GiB at %d nodes", last, nodes)
 		}
 	}
+}
+
+// countingRecorder counts the events it is given and posts none.
+type countingRecorder struct{ n atomic.Int64 }
+
+func (r *countingRecorder) Event(runtime.Object, string, string, string) { r.n.Add(1) }
+func (r *countingRecorder) Eventf(runtime.Object, string, string, string, ...any) {
+	r.n.Add(1)
+}
+func (r *countingRecorder) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
+	r.n.Add(1)
+}
+
+// metricsPage is the size of the controller's /metrics page in the text
+// format, and its number of series.
+func metricsPage(b *testing.B, c *Controller) (bytes, series int) {
+	families, err := c.metrics.registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf strings.Builder
+	for _, f := range families {
+		series += len(f.GetMetric())
+		if _, err := expfmt.MetricFamilyToText(&buf, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Len(), series
 }
 
 // servedOnce is a fake clientset that answers the first list of pods and

@@ -137,6 +137,14 @@ func (pc *PodCheck) Check(ni *snapshot.NodeInfo) Result {
 	return pc.checkDRA(ni)
 }
 
+// LacksRoom reports whether ni has too little of a resource the pod
+// requests, or no room for another pod: NodeResourcesFit fails there, so
+// Check and CheckNodeLocal fail too. A scan for the first node that fits
+// passes such nodes over without the other checks; the answer it reports
+// for a node must still come from Check, which names the first check that
+// fails.
+func (pc *PodCheck) LacksRoom(ni *snapshot.NodeInfo) bool { return !pc.checkResources(ni).Fits() }
+
 // CheckNodeLocal runs only the checks that depend on the node alone
 // (unschedulable, node name, taints, node affinity, ports, resources).
 // Planners use it to rule nodes out before the full Check.

@@ -135,6 +135,13 @@ func TestPredicates(t *testing.T) {
 			if !strings.Contains(r.String(), tc.message) {
 				t.Errorf("message %q does not contain %q", r.String(), tc.message)
 			}
+			// Scans pass over the nodes LacksRoom names without Check:
+			// it must name only nodes Check refuses, and every node
+			// refused for its resources.
+			lacks := pc.LacksRoom(s.Node("target"))
+			if lacks && r.Fits() || r.Predicate == predicates.NodeResourcesFit && !lacks {
+				t.Errorf("LacksRoom = %v for a node Check answers %q", lacks, r)
+			}
 		})
 	}
 }

@@ -186,7 +186,7 @@ func (r *run) placeOnNodes(c *Class, pc *predicates.PodCheck) int {
 		}
 		found := -1
 		for i := start; i < len(nodes); i++ {
-			if pc.Check(nodes[i]).Fits() {
+			if !pc.LacksRoom(nodes[i]) && pc.Check(nodes[i]).Fits() {
 				found = i
 				break
 			}

@@ -233,7 +233,7 @@ func (s *Simulator) FitsAlone(self int32, p *Pod) (Miss, bool) {
 			}
 			continue
 		}
-		if s.gone[d] {
+		if s.gone[d] || first.Node >= 0 && p.Check.LacksRoom(s.nodes[d]) {
 			continue
 		}
 		if r := p.Check.CheckNodeLocal(s.nodes[d]); !r.Fits() {
@@ -264,6 +264,9 @@ func (s *Simulator) revisit(self int32, p *Pod, dests []int32) (m Miss, ok, foun
 		d := dests[j]
 		if d == self || s.gone[d] {
 			kept = append(kept, j)
+			continue
+		}
+		if m.Node >= 0 && p.Check.LacksRoom(s.nodes[d]) {
 			continue
 		}
 		if r := p.Check.CheckNodeLocal(s.nodes[d]); !r.Fits() {
@@ -297,6 +300,9 @@ func (s *Simulator) Place(p *Pod, cursor *int) (int32, Miss) {
 			continue
 		}
 		ni := s.nodes[d]
+		if first.Node >= 0 && p.Check.LacksRoom(ni) {
+			continue // fails Check too; the answer reported is the first's
+		}
 		if r := p.Check.Check(ni); !r.Fits() {
 			if first.Node < 0 {
 				first = Miss{Node: d, Result: r}
