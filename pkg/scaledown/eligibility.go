@@ -71,7 +71,7 @@ func (s *session) eligibility(st *nodeState, deleting bool) (Reason, string) {
 	}
 	g := s.opts.forGroup(st.group)
 	st.util = snapshotUtilization(s.snap, st.ni, utilizationOptions{ignoreDaemonSets: g.ignoreDaemonSets,
-		ignoreMirror: s.opts.IgnoreMirrorPodsUtilization, cutoff: s.opts.ExpendablePodsPriorityCutoff}, s.in.Now)
+		ignoreMirror: s.opts.IgnoreMirrorPodsUtilization, cutoff: s.opts.ExpendablePodsPriorityCutoff}, s.in.Now, &s.p.utilization)
 	threshold, from := g.threshold, g.thresholdFrom
 	if st.util.GPUNode {
 		threshold, from = g.gpuThreshold, g.gpuFrom

@@ -52,6 +52,9 @@ type Planner struct {
 	toMove []rsim.Item
 	sim    rsim.Simulator
 	names  []string
+	// utilization is each node's utilization by its requests, kept while
+	// the node is unchanged.
+	utilization utilizationCache
 }
 
 // NewPlanner validates opts and returns a Planner with no unneeded nodes.
@@ -86,6 +89,7 @@ func (p *Planner) Plan(in Input) Plan {
 		p.release(s)
 	}()
 	s.classifyNodes()
+	p.utilization.sweep()
 	s.rankCandidates()
 	s.buildDestinations()
 	in.Snapshot.Fork() // the simulation's changes, for revalidate

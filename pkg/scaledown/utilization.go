@@ -35,13 +35,14 @@ func NodeUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o *Options, no
 		ignoreDaemonSets: o.IgnoreDaemonSetsUtilization,
 		ignoreMirror:     o.IgnoreMirrorPodsUtilization,
 		cutoff:           o.ExpendablePodsPriorityCutoff,
-	}, now)
+	}, now, nil)
 }
 
 // snapshotUtilization is NodeUtilization with the options already chosen
-// (a group's own DaemonSet accounting).
-func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) disruption.Utilization {
-	u := nodeUtilization(ni, o, now)
+// (a group's own DaemonSet accounting), the requests' part taken from
+// cache where it holds the node's (nil: none).
+func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizationOptions, now time.Time, cache *utilizationCache) disruption.Utilization {
+	u := cache.of(ni, o, now)
 	if !s.HasDRA() {
 		return u
 	}
@@ -56,7 +57,60 @@ func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizat
 	return disruption.Utilization{Resource: v1.ResourceName(du.Driver), Value: v, GPU: v, GPUNode: true}
 }
 
-func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) disruption.Utilization {
+// utilizationCache keeps each node's utilization by its requests from
+// pass to pass while the node and its pods are unchanged
+// (snapshot.NodeInfo.Stamp) and none of its pods is terminating, whose
+// count depends on the time. Most nodes of a large cluster do not change
+// between two loops, and this is scale-down's one walk over every pod of
+// every node. Nodes not looked up in a pass are forgotten at its end
+// (sweep). Not safe for concurrent use.
+type utilizationCache struct {
+	nodes map[*snapshot.NodeInfo]*cachedUtilization
+	pass  uint64
+}
+
+type cachedUtilization struct {
+	stamp, pass uint64
+	o           utilizationOptions
+	u           disruption.Utilization
+}
+
+// of returns ni's utilization by its requests (nodeUtilization); a nil
+// cache computes it.
+func (c *utilizationCache) of(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) disruption.Utilization {
+	if c == nil {
+		u, _ := nodeUtilization(ni, o, now)
+		return u
+	}
+	if e := c.nodes[ni]; e != nil && e.stamp == ni.Stamp() && e.o == o {
+		e.pass = c.pass
+		return e.u
+	}
+	u, timed := nodeUtilization(ni, o, now)
+	if timed {
+		delete(c.nodes, ni)
+		return u
+	}
+	if c.nodes == nil {
+		c.nodes = map[*snapshot.NodeInfo]*cachedUtilization{}
+	}
+	c.nodes[ni] = &cachedUtilization{stamp: ni.Stamp(), pass: c.pass, o: o, u: u}
+	return u
+}
+
+// sweep ends a pass: nodes not looked up in it are forgotten.
+func (c *utilizationCache) sweep() {
+	for ni, e := range c.nodes {
+		if e.pass != c.pass {
+			delete(c.nodes, ni)
+		}
+	}
+	c.pass++
+}
+
+// nodeUtilization is a node's utilization by its pods' requests, and
+// whether it depends on now (a pod of the node is terminating).
+func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time) (_ disruption.Utilization, timed bool) {
 	var used, excluded struct {
 		cpu, mem int64
 		gpu      float64
@@ -74,8 +128,11 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 		target := &used
 		if (o.ignoreDaemonSets && drain.IsDaemonSetPod(pod)) || (o.ignoreMirror && drain.IsMirrorPod(pod)) {
 			target = &excluded
-		} else if drain.IsLongTerminating(pod, now) {
-			continue
+		} else if pod.DeletionTimestamp != nil {
+			timed = true
+			if drain.IsLongTerminating(pod, now) {
+				continue
+			}
 		}
 		target.cpu += pi.Requests.MilliCPU
 		target.mem += pi.Requests.Memory
@@ -86,7 +143,7 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 	alloc := &ni.Allocatable
 	if accel {
 		g := ratioOf(used.gpu, scale.Offered(alloc.Scalar)-excluded.gpu)
-		return disruption.Utilization{Resource: acceleratorResource(ni.Node), Value: g, GPU: g, GPUNode: true}
+		return disruption.Utilization{Resource: acceleratorResource(ni.Node), Value: g, GPU: g, GPUNode: true}, timed
 	}
 	u := disruption.Utilization{
 		CPU:    ratio(used.cpu, alloc.MilliCPU-excluded.cpu),
@@ -98,7 +155,7 @@ func nodeUtilization(ni *snapshot.NodeInfo, o utilizationOptions, now time.Time)
 	} else {
 		u.Resource, u.Value = v1.ResourceMemory, u.Memory
 	}
-	return u
+	return u, timed
 }
 
 // acceleratorResource names what an accelerator node is judged by in

@@ -21,6 +21,9 @@ type NodeInfo struct {
 	// pod anti-affinity, which every incoming pod must respect.
 	PodsWithRequiredAntiAffinity []*PodInfo
 	ports                        []usedPort
+	// stamp is the snapshot's generation when a pod was last bound to the
+	// node or unbound from it (see Stamp).
+	stamp uint64
 }
 
 type usedPort struct {
@@ -31,6 +34,12 @@ type usedPort struct {
 func newNodeInfo(node *v1.Node, group string) *NodeInfo {
 	return &NodeInfo{Node: node, Group: group, Allocatable: ResourceFromList(node.Status.Allocatable)}
 }
+
+// Stamp changes whenever the snapshot binds a pod to the node or unbinds
+// one, reverts included, and never returns to an earlier value; a node
+// added or replaced (UpdateNode) is a new NodeInfo. What is derived from a
+// node and its pods alone stays current while its Stamp does.
+func (n *NodeInfo) Stamp() uint64 { return n.stamp }
 
 // Name is the node's name.
 func (n *NodeInfo) Name() string { return n.Node.Name }

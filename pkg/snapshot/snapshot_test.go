@@ -167,7 +167,9 @@ func TestRandomChangesRevertExactly(t *testing.T) {
 		nodes = append(nodes, name)
 	}
 	var stack []string
+	stamps := map[stampOf]string{}
 	for step := 0; step < 3000; step++ {
+		checkStamps(t, step, s, stamps)
 		switch op := r.Intn(10); {
 		case op == 0 && len(stack) < 4:
 			s.Fork()
@@ -206,6 +208,29 @@ func TestRandomChangesRevertExactly(t *testing.T) {
 			}
 			pods = livePods(s)
 		}
+	}
+}
+
+type stampOf struct {
+	ni    *snapshot.NodeInfo
+	stamp uint64
+}
+
+// checkStamps checks NodeInfo.Stamp's promise: a node seen again with a
+// stamp it had before has the same pods as then.
+func checkStamps(t *testing.T, step int, s *snapshot.Snapshot, seen map[stampOf]string) {
+	t.Helper()
+	for _, ni := range s.Nodes() {
+		var names []string
+		for _, pi := range ni.Pods {
+			names = append(names, pi.Pod.Name)
+		}
+		pods := strings.Join(names, ",")
+		k := stampOf{ni, ni.Stamp()}
+		if before, ok := seen[k]; ok && before != pods {
+			t.Fatalf("step %d: node %s has stamp %d with pods [%s], and had it with [%s]", step, ni.Name(), k.stamp, pods, before)
+		}
+		seen[k] = pods
 	}
 }
 

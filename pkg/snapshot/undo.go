@@ -33,6 +33,9 @@ type undoLog struct {
 
 func (s *Snapshot) changed(c change) {
 	s.generation++
+	if c.node != nil {
+		c.node.stamp = s.generation
+	}
 	if len(s.undo.marks) > 0 {
 		s.undo.changes = append(s.undo.changes, c)
 	}
