@@ -105,7 +105,7 @@ func (l *loop) activity(group string) status.Activity {
 // nodeStatuses lists every node of a managed group that scale-down looked
 // at: removed this loop, unneeded and waiting, or kept.
 func (l *loop) nodeStatuses(groups map[string]*status.NodeGroup) []status.Node {
-	var out []status.Node
+	out := make([]status.Node, 0, len(l.downPlan.Delete)+len(l.takenAway)+len(l.downPlan.Kept))
 	unneeded := map[string]scaledown.Unneeded{}
 	for _, u := range l.downPlan.Unneeded {
 		unneeded[u.Node] = u

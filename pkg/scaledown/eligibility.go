@@ -18,6 +18,9 @@ func (s *session) classifyNodes() {
 	for _, ni := range s.snap.Nodes() {
 		s.nodes = append(s.nodes, nodeState{ni: ni, removal: -1})
 	}
+	// Most nodes are kept, each once: one allocation, not a slice grown
+	// and copied through every size up to them.
+	s.kept = make([]Kept, 0, len(s.nodes))
 	s.room.init(s)
 	for i := range s.nodes {
 		st := &s.nodes[i]
