@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuscale/gpuscale/pkg/estimator"
+	"github.com/gpuscale/gpuscale/pkg/limits"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/drain"
 	"github.com/gpuscale/gpuscale/pkg/scaledown/removal"
 	"github.com/gpuscale/gpuscale/pkg/snapshot"
@@ -24,6 +25,7 @@ type Planner struct {
 	nodes []nodeState
 	cands []int32
 	items []removal.Item
+	tally limits.Tally
 }
 
 // NewPlanner validates opts and returns a Planner.

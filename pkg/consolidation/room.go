@@ -59,7 +59,7 @@ func (r *room) init(s *session) {
 	for _, ni := range s.snap.Nodes() {
 		r.sizes[ni.Group]++
 	}
-	r.all = limits.Of(s.snap)
+	r.all = s.p.tally.Of(s.snap)
 	for _, g := range s.snap.NodeGroups() {
 		if n := s.in.Ordered[g.ID]; n > 0 && g.Template != nil {
 			r.all.Add(limits.TemplateTotals(g), n)

@@ -44,6 +44,8 @@ type Input struct {
 type Planner struct {
 	opts  Options
 	chain *expander.Chain
+	// tally keeps the cluster's totals for the limits from loop to loop.
+	tally limits.Tally
 }
 
 // NewPlanner validates opts.
@@ -265,7 +267,7 @@ func (r *run) scaleUp(classes []*Class) error {
 // would then let a scale-up of the same loop take the cluster past its
 // limits. Consolidation counts the same nodes (consolidation.Input.Ordered).
 func (r *run) clusterTotals() limits.Totals {
-	t := limits.Of(r.snap)
+	t := r.tally.Of(r.snap)
 	for _, g := range r.snap.NodeGroups() {
 		if n := r.in.State.Ordered(g.ID) - r.in.State.Upcoming(g.ID); n > 0 {
 			t.Add(limits.TemplateTotals(g), n)
