@@ -10,39 +10,23 @@ import "github.com/gpuscale/gpuscale/pkg/snapshot"
 // node, every node is counted afresh. Nodes not seen in a call are
 // forgotten. The zero value is ready; not safe for concurrent use.
 type Tally struct {
-	nodes map[*snapshot.NodeInfo]*tallied
-	call  uint64
-}
-
-type tallied struct {
-	t    Totals
-	call uint64
+	nodes snapshot.NodeMemo[struct{}, Totals]
 }
 
 // Of is limits.Of(s).
 func (c *Tally) Of(s *snapshot.Snapshot) Totals {
+	defer c.nodes.EndPass()
 	if s.HasDRA() {
-		clear(c.nodes)
 		return Of(s)
 	}
-	if c.nodes == nil {
-		c.nodes = map[*snapshot.NodeInfo]*tallied{}
-	}
-	c.call++
 	var t Totals
 	for _, ni := range s.Nodes() {
-		e := c.nodes[ni]
-		if e == nil {
-			e = &tallied{t: NodeTotals(ni.Node)}
-			c.nodes[ni] = e
+		n, ok := c.nodes.Get(ni, struct{}{})
+		if !ok {
+			n = NodeTotals(ni.Node)
+			c.nodes.Put(ni, struct{}{}, n)
 		}
-		e.call = c.call
-		t.Add(e.t, 1)
-	}
-	for ni, e := range c.nodes {
-		if e.call != c.call {
-			delete(c.nodes, ni)
-		}
+		t.Add(n, 1)
 	}
 	return t
 }

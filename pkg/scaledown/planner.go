@@ -89,7 +89,7 @@ func (p *Planner) Plan(in Input) Plan {
 		p.release(s)
 	}()
 	s.classifyNodes()
-	p.utilization.sweep()
+	p.utilization.nodes.EndPass()
 	s.rankCandidates()
 	s.buildDestinations()
 	in.Snapshot.Fork() // the simulation's changes, for revalidate

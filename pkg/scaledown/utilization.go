@@ -62,17 +62,14 @@ func snapshotUtilization(s *snapshot.Snapshot, ni *snapshot.NodeInfo, o utilizat
 // (snapshot.NodeInfo.Stamp) and none of its pods is terminating, whose
 // count depends on the time. Most nodes of a large cluster do not change
 // between two loops, and this is scale-down's one walk over every pod of
-// every node. Nodes not looked up in a pass are forgotten at its end
-// (sweep). Not safe for concurrent use.
+// every node. Nodes not looked up in a pass are forgotten at its end.
 type utilizationCache struct {
-	nodes map[*snapshot.NodeInfo]*cachedUtilization
-	pass  uint64
+	nodes snapshot.NodeMemo[utilizationKey, disruption.Utilization]
 }
 
-type cachedUtilization struct {
-	stamp, pass uint64
-	o           utilizationOptions
-	u           disruption.Utilization
+type utilizationKey struct {
+	stamp uint64
+	o     utilizationOptions
 }
 
 // of returns ni's utilization by its requests (nodeUtilization); a nil
@@ -82,30 +79,17 @@ func (c *utilizationCache) of(ni *snapshot.NodeInfo, o utilizationOptions, now t
 		u, _ := nodeUtilization(ni, o, now)
 		return u
 	}
-	if e := c.nodes[ni]; e != nil && e.stamp == ni.Stamp() && e.o == o {
-		e.pass = c.pass
-		return e.u
+	key := utilizationKey{ni.Stamp(), o}
+	if u, ok := c.nodes.Get(ni, key); ok {
+		return u
 	}
 	u, timed := nodeUtilization(ni, o, now)
 	if timed {
-		delete(c.nodes, ni)
-		return u
+		c.nodes.Forget(ni)
+	} else {
+		c.nodes.Put(ni, key, u)
 	}
-	if c.nodes == nil {
-		c.nodes = map[*snapshot.NodeInfo]*cachedUtilization{}
-	}
-	c.nodes[ni] = &cachedUtilization{stamp: ni.Stamp(), pass: c.pass, o: o, u: u}
 	return u
-}
-
-// sweep ends a pass: nodes not looked up in it are forgotten.
-func (c *utilizationCache) sweep() {
-	for ni, e := range c.nodes {
-		if e.pass != c.pass {
-			delete(c.nodes, ni)
-		}
-	}
-	c.pass++
 }
 
 // nodeUtilization is a node's utilization by its pods' requests, and

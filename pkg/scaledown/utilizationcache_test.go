@@ -40,11 +40,11 @@ func TestUtilizationCacheFollowsTheNode(t *testing.T) {
 		}
 	}
 	check("first", o, now, 0.25)
-	if cache.nodes[s.Node("a")] == nil {
+	if _, ok := cache.nodes.Get(s.Node("a"), utilizationKey{s.Node("a").Stamp(), o}); !ok {
 		t.Fatal("an unchanged node is not kept")
 	}
 	add(builder.Pod("other").CPU("2").OnNode("b").Build())
-	if e := cache.nodes[s.Node("a")]; e.stamp != s.Node("a").Stamp() {
+	if _, ok := cache.nodes.Get(s.Node("a"), utilizationKey{s.Node("a").Stamp(), o}); !ok {
 		t.Error("a pod bound to another node changed this node's stamp")
 	}
 	check("another node changed", o, now, 0.25)
@@ -80,9 +80,9 @@ func TestUtilizationCacheFollowsTheNode(t *testing.T) {
 	check("a terminating pod within its grace", o, now, 1)
 	check("the same pod long past its grace", o, now.Add(time.Hour), 0.75)
 
-	cache.sweep()
-	cache.sweep() // a pass that looked nothing up
-	if len(cache.nodes) != 0 {
-		t.Errorf("%d nodes kept after a pass that did not look them up", len(cache.nodes))
+	cache.nodes.EndPass()
+	cache.nodes.EndPass() // a pass that looked nothing up
+	if n := cache.nodes.Len(); n != 0 {
+		t.Errorf("%d nodes kept after a pass that did not look them up", n)
 	}
 }
